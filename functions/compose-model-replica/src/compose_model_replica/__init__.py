@@ -1,0 +1,1 @@
+"""Crossplane composition function compose-model-replica."""

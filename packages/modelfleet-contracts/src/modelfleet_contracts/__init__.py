@@ -1,0 +1,1 @@
+"""Contracts shared by every Modelfleet function: one definition, imported by both sides."""

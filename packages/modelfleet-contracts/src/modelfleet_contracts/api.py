@@ -1,0 +1,22 @@
+"""API groups, versions and kinds that Modelfleet reads or composes."""
+
+GROUP = "modelfleet.io"
+VERSION = "v1alpha1"
+API_VERSION = f"{GROUP}/{VERSION}"
+
+INFERENCE_CLUSTER = "InferenceCluster"
+MODEL_CACHE = "ModelCache"
+MODEL_DEPLOYMENT = "ModelDeployment"
+MODEL_REPLICA = "ModelReplica"
+
+# provider-kubernetes (namespaced, Crossplane v2 ".m." group).
+OBJECT_API_VERSION = "kubernetes.m.crossplane.io/v1alpha1"
+OBJECT_KIND = "Object"
+PROVIDER_CONFIG_KIND = "ClusterProviderConfig"
+
+# provider-helm (namespaced, Crossplane v2 ".m." group).
+RELEASE_API_VERSION = "helm.m.crossplane.io/v1beta1"
+RELEASE_KIND = "Release"
+
+LWS_API_VERSION = "leaderworkerset.x-k8s.io/v1"
+LWS_KIND = "LeaderWorkerSet"

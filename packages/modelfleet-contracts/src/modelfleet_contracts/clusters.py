@@ -1,0 +1,125 @@
+"""Reading what compose-inference-cluster reports about a workload cluster.
+
+Consumers (the cache, the scheduler, the replica) read an InferenceCluster only through
+this module, and only from its observed `status` — never ahead of what was observed.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+DEFAULT_WORKLOAD_NAMESPACE = "modelfleet"
+RWX = "ReadWriteMany"
+
+
+@dataclass(frozen=True)
+class NodePool:
+    name: str
+    node_count: int
+    gpu_count: int
+    gpu_memory_gib: int
+    gpu_product: str = ""
+    node_selector: dict[str, str] = field(default_factory=dict)
+    tolerations: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ClusterView:
+    """The facts about one InferenceCluster that other functions act on."""
+
+    name: str
+    labels: dict[str, str]
+    provider_config_name: str | None
+    workload_namespace: str | None
+    connected: bool
+    storage_class_name: str | None
+    shared_storage_ready: bool
+    node_pools: tuple[NodePool, ...] = ()
+
+    @property
+    def reachable(self) -> bool:
+        """Objects can be composed on it: connected, with a provider config and namespace."""
+        return self.connected and bool(self.provider_config_name and self.workload_namespace)
+
+    @property
+    def has_shared_storage(self) -> bool:
+        """It offers ReadWriteMany storage that is ready for model caches."""
+        return self.shared_storage_ready and bool(self.storage_class_name)
+
+
+def _condition_true(status: dict[str, Any], typ: str) -> bool:
+    for c in status.get("conditions") or []:
+        if isinstance(c, dict) and c.get("type") == typ:
+            return c.get("status") == "True"
+    return False
+
+
+def _int(value: Any, default: int = 0) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def _node_pool(raw: Any) -> NodePool | None:
+    if not isinstance(raw, dict) or not raw.get("name"):
+        return None
+    gpu = raw.get("gpu") if isinstance(raw.get("gpu"), dict) else {}
+    selector = raw.get("nodeSelector") if isinstance(raw.get("nodeSelector"), dict) else {}
+    tolerations = raw.get("tolerations") if isinstance(raw.get("tolerations"), list) else []
+    return NodePool(
+        name=str(raw["name"]),
+        node_count=_int(raw.get("nodeCount")),
+        gpu_count=_int(gpu.get("count")),
+        gpu_memory_gib=_int(gpu.get("memoryGiB")),
+        gpu_product=str(gpu.get("product") or ""),
+        node_selector={str(k): str(v) for k, v in selector.items()},
+        tolerations=[t for t in tolerations if isinstance(t, dict)],
+    )
+
+
+def read_cluster(ic: dict[str, Any]) -> ClusterView:
+    """A ClusterView from an InferenceCluster as Crossplane returns it; tolerant of any shape.
+
+    Node pools come from `status.nodePools` (validated and reported by
+    compose-inference-cluster); a pool that is malformed there is skipped.
+    """
+    metadata = ic.get("metadata") if isinstance(ic.get("metadata"), dict) else {}
+    status = ic.get("status") if isinstance(ic.get("status"), dict) else {}
+    storage = status.get("storage") if isinstance(status.get("storage"), dict) else {}
+    pools_raw = status.get("nodePools") if isinstance(status.get("nodePools"), list) else []
+    pools = tuple(p for p in (_node_pool(r) for r in pools_raw) if p is not None)
+    labels = metadata.get("labels") if isinstance(metadata.get("labels"), dict) else {}
+    return ClusterView(
+        name=str(metadata.get("name") or ""),
+        labels={str(k): str(v) for k, v in labels.items()},
+        provider_config_name=status.get("providerConfigName") or None,
+        workload_namespace=status.get("workloadNamespace") or None,
+        connected=_condition_true(status, "Connected"),
+        storage_class_name=storage.get("storageClassName") or None,
+        shared_storage_ready=bool(storage.get("ready")) and storage.get("accessMode") == RWX,
+        node_pools=pools,
+    )
+
+
+def matches_selector(labels: dict[str, str], selector: dict[str, Any] | None) -> bool:
+    """Kubernetes label-selector semantics (matchLabels and matchExpressions).
+
+    An absent or empty selector matches everything (SPEC: default, every InferenceCluster).
+    """
+    if not selector:
+        return True
+    for key, value in (selector.get("matchLabels") or {}).items():
+        if labels.get(key) != value:
+            return False
+    for expr in selector.get("matchExpressions") or []:
+        key, op = expr.get("key"), expr.get("operator")
+        values = expr.get("values") or []
+        if op == "In" and labels.get(key) not in values:
+            return False
+        if op == "NotIn" and key in labels and labels[key] in values:
+            return False
+        if op == "Exists" and key not in labels:
+            return False
+        if op == "DoesNotExist" and key in labels:
+            return False
+    return True

@@ -1,0 +1,118 @@
+"""Wrapping remote manifests in provider-kubernetes Objects, and carrying observed ones forward."""
+
+from typing import Any
+
+from modelfleet_contracts.api import OBJECT_API_VERSION, OBJECT_KIND, PROVIDER_CONFIG_KIND
+
+# Management policies. Without "Delete", deleting the Object leaves the remote object in
+# place (the namespaced v2 Object has no deletionPolicy; this is how Retain is expressed).
+MANAGE_ALL = ["*"]
+OBSERVE_ONLY = ["Observe"]
+RETAIN_ON_DELETE = ["Observe", "Create", "Update", "LateInitialize"]
+
+# CEL readiness queries, evaluated by provider-kubernetes on the observed remote object
+# (variable `object`, standard macros only).
+PVC_BOUND = "object.status.phase == 'Bound'"
+JOB_COMPLETE = (
+    "has(object.status.conditions) && "
+    "object.status.conditions.exists(c, c.type == 'Complete' && c.status == 'True')"
+)
+AVAILABLE = (
+    "has(object.status.conditions) && "
+    "object.status.conditions.exists(c, c.type == 'Available' && c.status == 'True')"
+)
+NAMESPACE_ACTIVE = "object.status.phase == 'Active'"
+
+
+def kubernetes_object(
+    manifest: dict[str, Any],
+    provider_config_name: str,
+    *,
+    labels: dict[str, str] | None = None,
+    readiness_query: str | None = None,
+    management_policies: list[str] | None = None,
+    references: list[dict[str, Any]] | None = None,
+    namespace: str | None = None,
+) -> dict[str, Any]:
+    """A `kubernetes.m.crossplane.io/v1alpha1` Object that applies `manifest` on a cluster.
+
+    `readiness_query` switches readiness to `DeriveFromCelQuery`; without it the provider's
+    default (`SuccessfulCreate`) applies. `namespace` is only needed when the composing XR is
+    cluster-scoped (a namespaced XR's composed resources land in its own namespace).
+    """
+    spec: dict[str, Any] = {
+        "providerConfigRef": {"kind": PROVIDER_CONFIG_KIND, "name": provider_config_name},
+        "forProvider": {"manifest": manifest},
+    }
+    if readiness_query:
+        spec["readiness"] = {"policy": "DeriveFromCelQuery", "celQuery": readiness_query}
+    if management_policies:
+        spec["managementPolicies"] = list(management_policies)
+    if references:
+        spec["references"] = references
+    metadata: dict[str, Any] = {}
+    if labels:
+        metadata["labels"] = dict(labels)
+    if namespace:
+        metadata["namespace"] = namespace
+    obj: dict[str, Any] = {"apiVersion": OBJECT_API_VERSION, "kind": OBJECT_KIND, "spec": spec}
+    if metadata:
+        obj["metadata"] = metadata
+    return obj
+
+
+def secret_key_patch(
+    secret_name: str, secret_key: str, to_key: str, *, namespace: str | None = None
+) -> dict[str, Any]:
+    """A `references[]` entry that copies one key of a control-plane Secret into the remote
+    Secret's `data`, on the control plane, by provider-kubernetes: the value never passes
+    through a function."""
+    source: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "name": secret_name,
+        "fieldPath": f"data.{secret_key}",
+    }
+    if namespace:
+        source["namespace"] = namespace
+    return {"patchesFrom": source, "toFieldPath": f"data.{to_key}"}
+
+
+def remote_manifest(observed_object: dict[str, Any]) -> dict[str, Any]:
+    """The remote manifest an observed Object applies (`spec.forProvider.manifest`)."""
+    return observed_object.get("spec", {}).get("forProvider", {}).get("manifest", {}) or {}
+
+
+def remote_status(observed_object: dict[str, Any]) -> dict[str, Any]:
+    """The remote object's status as provider-kubernetes last observed it
+    (`status.atProvider.manifest.status`)."""
+    at_provider = observed_object.get("status", {}).get("atProvider", {}) or {}
+    return (at_provider.get("manifest") or {}).get("status", {}) or {}
+
+
+_SERVER_SET_METADATA = (
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "managedFields",
+    "ownerReferences",
+    "finalizers",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "generateName",
+)
+
+
+def carry_forward(observed: dict[str, Any]) -> dict[str, Any]:
+    """An observed composed resource as a desired one: same identity and spec, no status and
+    no server-set metadata. Used to keep what was composed when an input is uncertain."""
+    metadata = {
+        k: v for k, v in (observed.get("metadata") or {}).items() if k not in _SERVER_SET_METADATA
+    }
+    desired: dict[str, Any] = {"apiVersion": observed.get("apiVersion"), "kind": observed.get("kind")}
+    if metadata:
+        desired["metadata"] = metadata
+    if "spec" in observed:
+        desired["spec"] = observed["spec"]
+    return desired

@@ -1,0 +1,77 @@
+"""The gRPC edge shared by every function: decode, delegate to a pure core, never crash.
+
+An unexpected exception in a core must not become an empty desired state (Crossplane
+would delete everything composed). The runner therefore keeps every observed composed
+resource, reports `Synced`-independent condition `FunctionError` and a Warning, and
+returns.
+"""
+
+import logging
+import traceback
+from collections.abc import Callable
+
+import grpc
+from crossplane.function import resource, response
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+
+from modelfleet_contracts.objects import carry_forward
+
+Core = Callable[[fnv1.RunFunctionRequest, fnv1.RunFunctionResponse], None]
+
+log = logging.getLogger("modelfleet")
+
+
+def keep_observed_resources(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+    """Put every observed composed resource that is not already desired back into the
+    desired state, so nothing is deleted while the function cannot decide."""
+    for name, observed in req.observed.resources.items():
+        if name in rsp.desired.resources:
+            continue
+        kept = carry_forward(resource.struct_to_dict(observed.resource))
+        rsp.desired.resources[name].resource.update(kept)
+
+
+def keep_observed_status(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+    """Re-assert the XR's observed status fields (not its conditions), so a reconcile that
+    cannot decide does not wipe what the last good one reported."""
+    observed = resource.struct_to_dict(req.observed.composite.resource)
+    status = {k: v for k, v in (observed.get("status") or {}).items() if k != "conditions"}
+    if status:
+        resource.update(rsp.desired.composite, {"status": status})
+
+
+class SafeRunner(grpcv1.FunctionRunnerServiceServicer):
+    """Runs `core`; on an unexpected error keeps what was composed and says so."""
+
+    def __init__(self, core: Core, name: str) -> None:
+        self._core = core
+        self._name = name
+
+    async def RunFunction(  # noqa: N802 (gRPC method name)
+        self, req: fnv1.RunFunctionRequest, context: grpc.aio.ServicerContext | None = None
+    ) -> fnv1.RunFunctionResponse:
+        return self.run(req)
+
+    def run(self, req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
+        rsp = response.to(req)
+        try:
+            self._core(req, rsp)
+        except Exception as exc:  # noqa: BLE001 - last line of defence, reported below
+            log.error("%s failed: %s\n%s", self._name, exc, traceback.format_exc())
+            rsp = response.to(req)
+            keep_observed_resources(req, rsp)
+            keep_observed_status(req, rsp)
+            response.set_conditions(
+                rsp,
+                resource.Condition(
+                    typ="FunctionError",
+                    status="True",
+                    reason="InternalError",
+                    message=f"{self._name} could not process this resource ({type(exc).__name__}: "
+                    f"{exc}); everything composed before is kept unchanged",
+                ),
+            )
+            response.warning(rsp, f"{self._name} internal error: {type(exc).__name__}: {exc}")
+            rsp.desired.composite.ready = fnv1.READY_FALSE
+        return rsp
