@@ -1,0 +1,117 @@
+"""RunFunction benchmark harness: latency and peak memory beside the decode/encode floor.
+
+The floor is what any function pays for a request of that size: decoding the request bytes
+and encoding a response as large as the one the function returned. A function's own work
+is the gap between its latency and that floor, so the table reports the ratio.
+"""
+
+import gc
+import statistics
+import time
+import tracemalloc
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+MIB = 1024 * 1024
+GRPC_DEFAULT_LIMIT = 4 * MIB
+
+
+class Runner(Protocol):
+    def run(self, req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse: ...
+
+
+@dataclass(frozen=True)
+class Row:
+    size: int
+    request_bytes: int
+    response_bytes: int
+    latency_ms: float
+    floor_ms: float
+    peak_mib: float
+    floor_peak_mib: float
+
+    @property
+    def ratio(self) -> float:
+        return self.latency_ms / self.floor_ms if self.floor_ms else float("inf")
+
+
+def _median_ms(fn: Callable[[], object], repeats: int) -> float:
+    samples = []
+    for _ in range(repeats):
+        gc.collect()
+        start = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples)
+
+
+def _peak_mib(fn: Callable[[], object]) -> float:
+    gc.collect()
+    tracemalloc.start()
+    try:
+        fn()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return peak / MIB
+
+
+def measure(
+    size: int, build_request: Callable[[int], fnv1.RunFunctionRequest], runner: Runner
+) -> Row:
+    """One row: the function end to end (bytes in, bytes out) against the floor."""
+    payload = build_request(size).SerializeToString()
+    response = runner.run(fnv1.RunFunctionRequest.FromString(payload))
+
+    def function_call() -> bytes:
+        req = fnv1.RunFunctionRequest.FromString(payload)
+        return runner.run(req).SerializeToString()
+
+    def floor_call() -> bytes:
+        fnv1.RunFunctionRequest.FromString(payload)
+        return response.SerializeToString()
+
+    repeats = max(3, min(50, 2000 // max(size, 1)))
+    function_call()  # warm caches and imports
+    return Row(
+        size=size,
+        request_bytes=len(payload),
+        response_bytes=response.ByteSize(),
+        latency_ms=_median_ms(function_call, repeats),
+        floor_ms=_median_ms(floor_call, repeats),
+        peak_mib=_peak_mib(function_call),
+        floor_peak_mib=_peak_mib(floor_call),
+    )
+
+
+def format_table(title: str, rows: Sequence[Row]) -> str:
+    """A Markdown table, ready to paste into docs."""
+    lines = [
+        f"### {title}",
+        "",
+        "| clusters | request | response | latency | floor | ratio | peak mem | floor peak mem |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        flag = " ⚠ >4 MiB" if r.response_bytes >= GRPC_DEFAULT_LIMIT else ""
+        lines.append(
+            f"| {r.size} | {r.request_bytes / MIB:.2f} MiB | {r.response_bytes / MIB:.2f} MiB{flag} "
+            f"| {r.latency_ms:.1f} ms | {r.floor_ms:.1f} ms | {r.ratio:.2f}× "
+            f"| {r.peak_mib:.1f} MiB | {r.floor_peak_mib:.1f} MiB |"
+        )
+    return "\n".join(lines)
+
+
+def run_benchmark(
+    title: str,
+    build_request: Callable[[int], fnv1.RunFunctionRequest],
+    runner: Runner,
+    sizes: Sequence[int] = (1, 10, 100, 1000),
+) -> list[Row]:
+    """Measure every size, print the table, and return the rows."""
+    rows = [measure(size, build_request, runner) for size in sizes]
+    print(format_table(title, rows), flush=True)
+    return rows
