@@ -110,7 +110,10 @@ def carry_forward(observed: dict[str, Any]) -> dict[str, Any]:
     metadata = {
         k: v for k, v in (observed.get("metadata") or {}).items() if k not in _SERVER_SET_METADATA
     }
-    desired: dict[str, Any] = {"apiVersion": observed.get("apiVersion"), "kind": observed.get("kind")}
+    desired: dict[str, Any] = {
+        "apiVersion": observed.get("apiVersion"),
+        "kind": observed.get("kind"),
+    }
     if metadata:
         desired["metadata"] = metadata
     if "spec" in observed:

@@ -48,7 +48,7 @@ class SafeRunner(grpcv1.FunctionRunnerServiceServicer):
         self._core = core
         self._name = name
 
-    async def RunFunction(  # noqa: N802 (gRPC method name)
+    async def RunFunction(
         self, req: fnv1.RunFunctionRequest, context: grpc.aio.ServicerContext | None = None
     ) -> fnv1.RunFunctionResponse:
         return self.run(req)
@@ -57,7 +57,7 @@ class SafeRunner(grpcv1.FunctionRunnerServiceServicer):
         rsp = response.to(req)
         try:
             self._core(req, rsp)
-        except Exception as exc:  # noqa: BLE001 - last line of defence, reported below
+        except Exception as exc:  # last line of defence, reported below
             log.error("%s failed: %s\n%s", self._name, exc, traceback.format_exc())
             rsp = response.to(req)
             keep_observed_resources(req, rsp)

@@ -98,8 +98,9 @@ def format_table(title: str, rows: Sequence[Row]) -> str:
     for r in rows:
         flag = " ⚠ >4 MiB" if r.response_bytes >= GRPC_DEFAULT_LIMIT else ""
         lines.append(
-            f"| {r.size} | {r.request_bytes / MIB:.2f} MiB | {r.response_bytes / MIB:.2f} MiB{flag} "
-            f"| {r.latency_ms:.1f} ms | {r.floor_ms:.1f} ms | {r.ratio:.2f}× "
+            f"| {r.size} | {r.request_bytes / MIB:.2f} MiB "
+            f"| {r.response_bytes / MIB:.2f} MiB{flag} "
+            f"| {r.latency_ms:.1f} ms | {r.floor_ms:.1f} ms | {r.ratio:.2f}x "
             f"| {r.peak_mib:.1f} MiB | {r.floor_peak_mib:.1f} MiB |"
         )
     return "\n".join(lines)
