@@ -7,6 +7,8 @@ this module, and only from its observed `status` — never ahead of what was obs
 from dataclasses import dataclass, field
 from typing import Any
 
+from modelfleet_contracts.fields import list_at, mapping_at
+
 DEFAULT_WORKLOAD_NAMESPACE = "modelfleet"
 RWX = "ReadWriteMany"
 
@@ -63,9 +65,9 @@ def _int(value: Any, default: int = 0) -> int:
 def _node_pool(raw: Any) -> NodePool | None:
     if not isinstance(raw, dict) or not raw.get("name"):
         return None
-    gpu = raw.get("gpu") if isinstance(raw.get("gpu"), dict) else {}
-    selector = raw.get("nodeSelector") if isinstance(raw.get("nodeSelector"), dict) else {}
-    tolerations = raw.get("tolerations") if isinstance(raw.get("tolerations"), list) else []
+    gpu = mapping_at(raw, "gpu")
+    selector = mapping_at(raw, "nodeSelector")
+    tolerations = list_at(raw, "tolerations")
     return NodePool(
         name=str(raw["name"]),
         node_count=_int(raw.get("nodeCount")),
@@ -83,12 +85,12 @@ def read_cluster(ic: dict[str, Any]) -> ClusterView:
     Node pools come from `status.nodePools` (validated and reported by
     compose-inference-cluster); a pool that is malformed there is skipped.
     """
-    metadata = ic.get("metadata") if isinstance(ic.get("metadata"), dict) else {}
-    status = ic.get("status") if isinstance(ic.get("status"), dict) else {}
-    storage = status.get("storage") if isinstance(status.get("storage"), dict) else {}
-    pools_raw = status.get("nodePools") if isinstance(status.get("nodePools"), list) else []
+    metadata = mapping_at(ic, "metadata")
+    status = mapping_at(ic, "status")
+    storage = mapping_at(status, "storage")
+    pools_raw = list_at(status, "nodePools")
     pools = tuple(p for p in (_node_pool(r) for r in pools_raw) if p is not None)
-    labels = metadata.get("labels") if isinstance(metadata.get("labels"), dict) else {}
+    labels = mapping_at(metadata, "labels")
     return ClusterView(
         name=str(metadata.get("name") or ""),
         labels={str(k): str(v) for k, v in labels.items()},

@@ -6,6 +6,8 @@ from typing import Any
 from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
+from modelfleet_contracts.fields import mapping_at
+
 
 @dataclass(frozen=True)
 class Status:
@@ -23,7 +25,7 @@ class Status:
 
 def previous_condition(observed_xr: dict[str, Any], typ: str) -> dict[str, Any] | None:
     """The condition of type `typ` the XR carried when this reconcile began."""
-    status = observed_xr.get("status") if isinstance(observed_xr.get("status"), dict) else {}
+    status = mapping_at(observed_xr, "status")
     for c in status.get("conditions") or []:
         if isinstance(c, dict) and c.get("type") == typ:
             return c
