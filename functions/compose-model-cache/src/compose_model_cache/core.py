@@ -1,0 +1,189 @@
+"""Deciding what a ModelCache composes and reports, from plain data.
+
+Input: the XR, the InferenceClusters Crossplane resolved (None while unresolved) and the
+observed composed resources. Output: desired resources, the status, conditions, readiness.
+Clusters that still match keep everything composed for them whatever their status does
+for a moment; only a cluster that no longer matches (or no longer exists) loses its objects.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from modelfleet_contracts.clusters import ClusterView, matches_selector, read_cluster
+from modelfleet_contracts.conditions import Status
+from modelfleet_contracts.fields import list_at, mapping_at
+from modelfleet_contracts.models.modelcache import ModelCacheSpec
+from modelfleet_contracts.naming import composed_key
+from modelfleet_contracts.objects import carry_forward
+from pydantic import ValidationError
+
+from compose_model_cache.fingerprint import source_fingerprint
+from compose_model_cache.manifests import CacheRef, claim_object, job_object, secret_object
+from compose_model_cache.phases import (
+    PENDING,
+    READY,
+    ClusterPhase,
+    Observed,
+    derive_cluster_phase,
+)
+from compose_model_cache.status import cache_conditions
+
+
+@dataclass
+class Outcome:
+    """What the function returns. `keep_everything`: the input could not be acted on, so
+    every observed composed resource and the previous status are kept as they are."""
+
+    desired: dict[str, dict[str, Any]] = field(default_factory=dict)
+    status: dict[str, Any] | None = None
+    conditions: list[Status] = field(default_factory=list)
+    ready: bool = False
+    keep_everything: bool = False
+
+
+def resource_keys(cluster: str) -> tuple[str, str, str]:
+    """Composition-resource-names of the claim, credentials Secret and Job on `cluster`."""
+    return (
+        composed_key(cluster, "claim"),
+        composed_key(cluster, "creds"),
+        composed_key(cluster, "hydrate"),
+    )
+
+
+def parse_spec(raw: Any) -> tuple[dict[str, Any], str | None]:
+    """The spec with its declared types (Crossplane sends numbers as floats), or a readable
+    reason it cannot be acted on."""
+    try:
+        model = ModelCacheSpec.model_validate(raw)
+        spec = model.model_dump(mode="json", exclude_none=True, warnings=False)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "spec"
+        return {}, f"spec.{where}: {first['msg']} ({exc.error_count()} problem(s) in total)"
+    source = spec.get("source")
+    if source == "HuggingFace" and not spec.get("huggingFace"):
+        return spec, "spec.huggingFace is required when source is HuggingFace"
+    if source == "S3" and not spec.get("s3"):
+        return spec, "spec.s3 is required when source is S3"
+    if not spec.get("sizeGiB") and not (spec.get("storage") or {}).get("existingClaimName"):
+        return spec, "spec.sizeGiB is required unless storage.existingClaimName is set"
+    return spec, None
+
+
+def why_cannot_stage(view: ClusterView, byo_claim: bool) -> str | None:
+    if not view.connected:
+        return f"cluster {view.name} is not connected"
+    if not view.reachable:
+        return f"cluster {view.name} has no provider config or workload namespace yet"
+    if not byo_claim and not view.has_shared_storage:
+        return f"cluster {view.name} reports no ready ReadWriteMany storage"
+    return None
+
+
+def compose_cache(
+    xr: dict[str, Any],
+    clusters: list[dict[str, Any]] | None,
+    observed: dict[str, dict[str, Any]],
+) -> Outcome:
+    spec, problem = parse_spec(mapping_at(xr, "spec"))
+    if problem:
+        return Outcome(
+            keep_everything=True,
+            conditions=[Status("ArtifactReady", False, "InvalidSpec", problem)],
+        )
+    if clusters is None:
+        # Crossplane has not resolved the InferenceClusters yet: not "none exist".
+        return Outcome(keep_everything=True)
+
+    metadata = mapping_at(xr, "metadata")
+    cache = CacheRef(
+        name=str(metadata.get("name", "")),
+        namespace=str(metadata.get("namespace", "")),
+        spec=spec,
+        fingerprint=source_fingerprint(spec),
+    )
+    previous = {
+        row.get("name"): row
+        for row in list_at(mapping_at(xr, "status"), "clusters")
+        if isinstance(row, dict)
+    }
+    selector = spec.get("clusterSelector")
+    views = [read_cluster(ic) for ic in clusters]
+    matched = sorted(
+        (v for v in views if v.name and matches_selector(v.labels, selector)),
+        key=lambda v: v.name,
+    )
+
+    outcome = Outcome()
+    rows: list[dict[str, Any]] = []
+    phases: list[ClusterPhase] = []
+    for view in matched:
+        phase = _compose_cluster(cache, view, previous.get(view.name), observed, outcome.desired)
+        phases.append(phase)
+        row = {
+            "name": view.name,
+            "phase": phase.phase,
+            "claimName": cache.claim_name,
+            "path": cache.path,
+            "fingerprint": cache.fingerprint,
+        }
+        if phase.message:
+            row["message"] = phase.message
+        rows.append(row)
+
+    ready = sum(1 for p in phases if p.phase == READY)
+    outcome.status = {"summary": {"ready": f"{ready}/{len(matched)}"}, "clusters": rows}
+    outcome.conditions = cache_conditions(matched, phases)
+    outcome.ready = bool(matched) and ready == len(matched)
+    return outcome
+
+
+def _compose_cluster(
+    cache: CacheRef,
+    view: ClusterView,
+    previous_row: dict[str, Any] | None,
+    observed: dict[str, dict[str, Any]],
+    desired: dict[str, dict[str, Any]],
+) -> ClusterPhase:
+    """Compose what `view` needs into `desired`; return its phase."""
+    claim_key, secret_key, job_key = resource_keys(view.name)
+    blocked = why_cannot_stage(view, bool(cache.existing_claim))
+    if blocked:
+        # A status that flaps must not cost the weights: keep what is there, say why.
+        kept = [k for k in (claim_key, secret_key, job_key) if k in observed]
+        for key in kept:
+            desired[key] = carry_forward(observed[key])
+        if kept and previous_row and previous_row.get("phase"):
+            return ClusterPhase(
+                str(previous_row["phase"]), f"{blocked}; keeping what is staged there"
+            )
+        return ClusterPhase(PENDING, f"{blocked}; nothing staged there yet")
+
+    latched = bool(
+        previous_row
+        and previous_row.get("phase") == READY
+        and previous_row.get("fingerprint") == cache.fingerprint
+    )
+    desired[claim_key] = claim_object(cache, view)
+    secret = secret_object(cache, view)
+    if secret:
+        desired[secret_key] = secret
+    ref = cache.secret_ref
+    phase = derive_cluster_phase(
+        Observed(observed.get(claim_key), observed.get(secret_key), observed.get(job_key)),
+        claim_name=cache.claim_name,
+        namespace=view.workload_namespace or "",
+        cluster=view.name,
+        byo_claim=bool(cache.existing_claim),
+        latched_ready=latched,
+        backoff_limit=int((cache.spec.get("hydration") or {}).get("backoffLimit", 3)),
+        secret_ref=ref.get("name") if ref else None,
+        cache_namespace=cache.namespace,
+    )
+    # The Job runs until the weights are complete; after that it is no longer composed
+    # (provider-kubernetes deletes it, unpinning the claim) and Ready stays latched.
+    if phase.phase != READY and not phase.problem:
+        desired[job_key] = job_object(cache, view)
+    elif phase.problem and job_key in observed:
+        desired[job_key] = carry_forward(observed[job_key])  # never cut a running download
+    return phase

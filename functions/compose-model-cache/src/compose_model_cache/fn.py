@@ -1,0 +1,56 @@
+"""The gRPC edge of compose-model-cache: protobuf in, plain data to the core, protobuf out."""
+
+from typing import Any
+
+from crossplane.function import request, resource, response
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from modelfleet_contracts.api import API_VERSION, INFERENCE_CLUSTER
+from modelfleet_contracts.conditions import report, set_composite_ready
+from modelfleet_contracts.fields import mapping_at
+from modelfleet_contracts.runner import keep_observed_resources, keep_observed_status
+
+from compose_model_cache.core import compose_cache
+from compose_model_cache.status import PROGRESS_REASONS
+
+CLUSTERS = "inference-clusters"
+
+
+def require_clusters(rsp: fnv1.RunFunctionResponse, spec: dict[str, Any]) -> None:
+    """Ask for the InferenceClusters the selector can match. Crossplane selects by labels
+    only; matchExpressions are applied by the core on what comes back."""
+    selector = mapping_at(spec, "clusterSelector")
+    labels = mapping_at(selector, "matchLabels")
+    response.require_resources(
+        rsp,
+        CLUSTERS,
+        API_VERSION,
+        INFERENCE_CLUSTER,
+        match_labels={str(k): str(v) for k, v in labels.items()},
+    )
+
+
+def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+    xr = resource.struct_to_dict(req.observed.composite.resource)
+    require_clusters(rsp, mapping_at(xr, "spec"))
+    clusters = (
+        request.get_required_resources(req, CLUSTERS)
+        if CLUSTERS in req.required_resources
+        else None
+    )
+    observed = {
+        name: resource.struct_to_dict(r.resource) for name, r in req.observed.resources.items()
+    }
+    outcome = compose_cache(xr, clusters, observed)
+
+    if outcome.keep_everything:
+        keep_observed_resources(req, rsp)
+        keep_observed_status(req, rsp)
+        if outcome.conditions:
+            report(rsp, xr, *outcome.conditions)
+        set_composite_ready(rsp, False)
+        return
+    for name, desired in outcome.desired.items():
+        rsp.desired.resources[name].resource.update(desired)
+    resource.update(rsp.desired.composite, {"status": outcome.status or {}})
+    report(rsp, xr, *outcome.conditions, progress_reasons=PROGRESS_REASONS)
+    set_composite_ready(rsp, outcome.ready)

@@ -1,0 +1,148 @@
+"""Download a model into a cache directory, once: the script a hydration Job runs.
+
+    hydrate.py --cache-dir=DIR --fingerprint=FP --source=HuggingFace --repo=R [--revision=V]
+               [--include=GLOB ...] [--exclude=GLOB ...]
+    hydrate.py --cache-dir=DIR --fingerprint=FP --source=S3 --uri=s3://bucket/prefix/
+
+Weights land in DIR/FP. Files are fetched into DIR/.staging-FP (kept across attempts, so an
+interrupted run resumes), a completion marker is written only after every file is there,
+and the directory is then renamed into place: readers never see a half-downloaded model.
+With the marker present a re-run downloads nothing. After success, older fingerprint
+directories this script created in DIR are pruned; the current one never is.
+
+Only the standard library plus huggingface_hub (HuggingFace) or boto3 (S3) are needed; the
+image pins both. Values arrive as argv elements and are never handed to a shell.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import sys
+import time
+from pathlib import Path
+
+MARKER = ".modelfleet-complete"
+STAGING_PREFIX = ".staging-"
+FINGERPRINT = re.compile(r"^[0-9a-f]{6,64}$")
+
+
+def log(message: str) -> None:
+    print(f"{time.strftime('%H:%M:%S')} hydrate: {message}", flush=True)
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="hydrate", allow_abbrev=False)
+    parser.add_argument("--cache-dir", required=True)
+    parser.add_argument("--fingerprint", required=True)
+    parser.add_argument("--source", required=True, choices=["HuggingFace", "S3"])
+    parser.add_argument("--repo")
+    parser.add_argument("--revision")
+    parser.add_argument("--include", action="append", default=[])
+    parser.add_argument("--exclude", action="append", default=[])
+    parser.add_argument("--uri")
+    args = parser.parse_args(argv)
+    if not FINGERPRINT.match(args.fingerprint):
+        parser.error(f"fingerprint {args.fingerprint!r} is not a hex digest")
+    if not os.path.isabs(args.cache_dir):
+        parser.error("--cache-dir must be an absolute path")
+    if args.source == "HuggingFace" and not args.repo:
+        parser.error("--repo is required for HuggingFace")
+    if args.source == "S3" and not (args.uri or "").startswith("s3://"):
+        parser.error("--uri must be an s3:// URI for S3")
+    return args
+
+
+def download_huggingface(args: argparse.Namespace, into: Path) -> None:
+    from huggingface_hub import snapshot_download
+
+    # local_dir keeps per-file metadata under into/.cache, which is what lets a cut-off
+    # download resume instead of starting again.
+    snapshot_download(
+        repo_id=args.repo,
+        revision=args.revision or None,
+        allow_patterns=args.include or None,
+        ignore_patterns=args.exclude or None,
+        local_dir=str(into),
+        token=os.environ.get("HF_TOKEN") or None,
+    )
+
+
+def download_s3(args: argparse.Namespace, into: Path) -> None:
+    import boto3
+
+    bucket, _, prefix = args.uri[len("s3://") :].partition("/")
+    client = boto3.client("s3")
+    pages = client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+    for page in pages:
+        for item in page.get("Contents", []):
+            key = item["Key"]
+            relative = key[len(prefix) :].lstrip("/")
+            if not relative or relative.endswith("/"):
+                continue
+            target = safe_join(into, relative)
+            if target.exists() and target.stat().st_size == item["Size"]:
+                continue  # fetched by an earlier, interrupted attempt
+            target.parent.mkdir(parents=True, exist_ok=True)
+            partial = target.with_name(target.name + ".part")
+            client.download_file(bucket, key, str(partial))
+            partial.replace(target)
+            log(f"fetched {relative} ({item['Size']} bytes)")
+
+
+def safe_join(root: Path, relative: str) -> Path:
+    """`root/relative`, refusing anything that would land outside `root`."""
+    target = (root / relative).resolve()
+    if not target.is_relative_to(root.resolve()):
+        raise SystemExit(f"refusing to write outside the cache: {relative!r}")
+    return target
+
+
+def prune(cache_dir: Path, keep: str) -> None:
+    """Remove older copies this script made (marked or staging), never `keep`."""
+    for entry in cache_dir.iterdir():
+        if entry.name in (keep, STAGING_PREFIX + keep) or not entry.is_dir():
+            continue
+        ours = (entry / MARKER).is_file() and FINGERPRINT.match(entry.name)
+        stale_staging = entry.name.startswith(STAGING_PREFIX) and FINGERPRINT.match(
+            entry.name[len(STAGING_PREFIX) :]
+        )
+        if ours or stale_staging:
+            log(f"pruning {entry.name}: superseded by {keep}")
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    cache_dir = Path(args.cache_dir)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    target = safe_join(cache_dir, args.fingerprint)
+    staging = safe_join(cache_dir, STAGING_PREFIX + args.fingerprint)
+    if (target / MARKER).is_file():
+        log(f"{target} is complete already; nothing to download")
+        prune(cache_dir, args.fingerprint)
+        return 0
+    what = args.repo if args.source == "HuggingFace" else args.uri
+    log(f"downloading {what!r} ({args.source}) into {staging}")
+    staging.mkdir(parents=True, exist_ok=True)
+    try:
+        if args.source == "HuggingFace":
+            download_huggingface(args, staging)
+        else:
+            download_s3(args, staging)
+    except Exception as exc:  # any download error: report it and let the Job retry
+        log(f"download failed: {type(exc).__name__}: {exc}")
+        return 1
+    files = sum(1 for p in staging.rglob("*") if p.is_file() and ".cache" not in p.parts)
+    (staging / MARKER).write_text(json.dumps({"fingerprint": args.fingerprint, "files": files}))
+    if target.exists():
+        shutil.rmtree(target)  # an unmarked leftover: never served, safe to replace
+    staging.rename(target)
+    log(f"complete: {files} files in {target}")
+    prune(cache_dir, args.fingerprint)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

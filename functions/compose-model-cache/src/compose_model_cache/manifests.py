@@ -1,0 +1,204 @@
+"""What a ModelCache composes on one cluster: the claim, the token Secret, the hydration Job."""
+
+from dataclasses import dataclass
+from typing import Any
+
+from modelfleet_contracts.api import MODEL_CACHE
+from modelfleet_contracts.clusters import ClusterView
+from modelfleet_contracts.labels import CLUSTER_LABEL, owner_labels
+from modelfleet_contracts.mounts import CACHE_VOLUME_NAME, MODEL_MOUNT_PATH
+from modelfleet_contracts.naming import cache_claim_name, remote_name
+from modelfleet_contracts.objects import (
+    JOB_COMPLETE,
+    MANAGE_ALL,
+    OBSERVE_ONLY,
+    PVC_BOUND,
+    RETAIN_ON_DELETE,
+    kubernetes_object,
+    secret_key_patch,
+)
+
+from compose_model_cache.hydrator import DEFAULT_IMAGE, hydration_argv
+
+DEFAULT_RESOURCES = {"requests": {"cpu": "500m", "memory": "2Gi"}, "limits": {"memory": "8Gi"}}
+S3_CREDENTIAL_KEYS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
+
+
+@dataclass(frozen=True)
+class CacheRef:
+    """The ModelCache being composed, as the names and paths every cluster shares."""
+
+    name: str
+    namespace: str
+    spec: dict[str, Any]
+    fingerprint: str
+
+    @property
+    def existing_claim(self) -> str | None:
+        return (self.spec.get("storage") or {}).get("existingClaimName") or None
+
+    @property
+    def claim_name(self) -> str:
+        return self.existing_claim or cache_claim_name(self.namespace, self.name)
+
+    @property
+    def cache_subdir(self) -> str:
+        """Where this cache's copies live inside the claim: a claim we manage is the
+        cache's own; a shared, user-provided claim gets one directory per cache."""
+        return cache_claim_name(self.namespace, self.name) if self.existing_claim else ""
+
+    @property
+    def path(self) -> str:
+        """The weights' sub-path inside the claim (what consumers mount)."""
+        return "/".join(p for p in (self.cache_subdir, self.fingerprint) if p)
+
+    @property
+    def secret_ref(self) -> dict[str, Any] | None:
+        if self.spec.get("source") == "S3":
+            return (self.spec.get("s3") or {}).get("credentialsSecretRef")
+        return (self.spec.get("huggingFace") or {}).get("tokenSecretRef")
+
+    @property
+    def secret_name(self) -> str:
+        return remote_name("modelcache-creds", self.namespace, self.name)
+
+    @property
+    def job_name(self) -> str:
+        return remote_name("hydrate", self.namespace, self.name, self.fingerprint)
+
+    def labels(self, cluster: str) -> dict[str, str]:
+        return {**owner_labels(MODEL_CACHE, self.name, self.namespace), CLUSTER_LABEL: cluster}
+
+
+def claim_object(cache: CacheRef, cluster: ClusterView) -> dict[str, Any]:
+    """The ReadWriteMany PVC, or an Observe-only view of the user's existing claim."""
+    assert cluster.provider_config_name and cluster.workload_namespace
+    labels = cache.labels(cluster.name)
+    metadata = {"name": cache.claim_name, "namespace": cluster.workload_namespace}
+    if cache.existing_claim:
+        manifest = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": metadata}
+        return kubernetes_object(
+            manifest,
+            cluster.provider_config_name,
+            labels=labels,
+            readiness_query=PVC_BOUND,
+            management_policies=OBSERVE_ONLY,
+        )
+    storage = cache.spec.get("storage") or {}
+    retain = storage.get("reclaimPolicy") == "Retain"
+    manifest = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {**metadata, "labels": labels},
+        "spec": {
+            "accessModes": ["ReadWriteMany"],
+            "storageClassName": storage.get("storageClassName") or cluster.storage_class_name,
+            "resources": {"requests": {"storage": f"{cache.spec['sizeGiB']}Gi"}},
+        },
+    }
+    return kubernetes_object(
+        manifest,
+        cluster.provider_config_name,
+        labels=labels,
+        readiness_query=PVC_BOUND,
+        management_policies=RETAIN_ON_DELETE if retain else MANAGE_ALL,
+    )
+
+
+def secret_object(cache: CacheRef, cluster: ClusterView) -> dict[str, Any] | None:
+    """The remote Secret holding the token or S3 credentials. Its data is copied from the
+    user's Secret by provider-kubernetes on the control plane; this function never sees it."""
+    ref = cache.secret_ref
+    if not ref:
+        return None
+    assert cluster.provider_config_name and cluster.workload_namespace
+    if cache.spec.get("source") == "S3":
+        patches = [
+            secret_key_patch(ref["name"], key, key, namespace=cache.namespace)
+            for key in S3_CREDENTIAL_KEYS
+        ]
+    else:
+        patches = [
+            secret_key_patch(
+                ref["name"], ref.get("key") or "HF_TOKEN", "HF_TOKEN", namespace=cache.namespace
+            )
+        ]
+    manifest = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": cache.secret_name,
+            "namespace": cluster.workload_namespace,
+            "labels": cache.labels(cluster.name),
+        },
+        "type": "Opaque",
+    }
+    return kubernetes_object(
+        manifest,
+        cluster.provider_config_name,
+        labels=cache.labels(cluster.name),
+        references=patches,
+    )
+
+
+def _env(cache: CacheRef) -> list[dict[str, Any]]:
+    env: list[dict[str, Any]] = [{"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"}]
+    s3 = cache.spec.get("s3") or {}
+    if cache.spec.get("source") == "S3":
+        if s3.get("endpoint"):
+            env.append({"name": "AWS_ENDPOINT_URL", "value": s3["endpoint"]})
+        if s3.get("region"):
+            env.append({"name": "AWS_REGION", "value": s3["region"]})
+        keys: tuple[str, ...] = S3_CREDENTIAL_KEYS if cache.secret_ref else ()
+    else:
+        keys = ("HF_TOKEN",) if cache.secret_ref else ()
+    env += [
+        {"name": k, "valueFrom": {"secretKeyRef": {"name": cache.secret_name, "key": k}}}
+        for k in keys
+    ]
+    return env
+
+
+def job_object(cache: CacheRef, cluster: ClusterView) -> dict[str, Any]:
+    """The hydration Job: a fixed script in a pinned image, user values as argv."""
+    assert cluster.provider_config_name and cluster.workload_namespace
+    hydration = cache.spec.get("hydration") or {}
+    cache_dir = "/".join(p for p in (MODEL_MOUNT_PATH, cache.cache_subdir) if p)
+    labels = cache.labels(cluster.name)
+    container = {
+        "name": "hydrate",
+        "image": hydration.get("image") or DEFAULT_IMAGE,
+        "command": hydration_argv(cache.spec, cache_dir=cache_dir, fingerprint=cache.fingerprint),
+        "env": _env(cache),
+        "resources": hydration.get("resources") or DEFAULT_RESOURCES,
+        "volumeMounts": [{"name": CACHE_VOLUME_NAME, "mountPath": MODEL_MOUNT_PATH}],
+    }
+    manifest = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": cache.job_name,
+            "namespace": cluster.workload_namespace,
+            "labels": labels,
+        },
+        "spec": {
+            "backoffLimit": hydration.get("backoffLimit", 3),
+            "activeDeadlineSeconds": hydration.get("activeDeadlineSeconds", 21600),
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [container],
+                    "volumes": [
+                        {
+                            "name": CACHE_VOLUME_NAME,
+                            "persistentVolumeClaim": {"claimName": cache.claim_name},
+                        }
+                    ],
+                },
+            },
+        },
+    }
+    return kubernetes_object(
+        manifest, cluster.provider_config_name, labels=labels, readiness_query=JOB_COMPLETE
+    )

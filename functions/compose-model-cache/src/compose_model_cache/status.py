@@ -1,0 +1,67 @@
+"""The ModelCache's conditions: ClustersMatched and ArtifactReady, with the SPEC's reasons."""
+
+from modelfleet_contracts.clusters import ClusterView
+from modelfleet_contracts.conditions import Status
+
+from compose_model_cache.phases import (
+    CLAIM_NOT_FOUND,
+    FAILED,
+    READY,
+    TOKEN_SECRET_MISSING,
+    ClusterPhase,
+)
+
+# ArtifactReady reasons that mean "work under way": their transitions are Normal events.
+PROGRESS_REASONS = frozenset({"Hydrating", "Partial"})
+
+
+def _names(views: list[ClusterView], phases: list[ClusterPhase], want: str) -> list[str]:
+    return [v.name for v, p in zip(views, phases, strict=True) if p.phase == want]
+
+
+def _first(views: list[ClusterView], phases: list[ClusterPhase], problem: str) -> str | None:
+    for v, p in zip(views, phases, strict=True):
+        if p.problem == problem:
+            return f"{v.name}: {p.message}"
+    return None
+
+
+def cache_conditions(views: list[ClusterView], phases: list[ClusterPhase]) -> list[Status]:
+    if not views:
+        message = "no InferenceCluster matches spec.clusterSelector"
+        return [
+            Status("ClustersMatched", False, "NoClusters", message),
+            Status("ArtifactReady", False, "NoClusters", message),
+        ]
+    ready = _names(views, phases, READY)
+    matched = Status(
+        "ClustersMatched",
+        True,
+        "Matched",
+        f"{len(views)} cluster(s) match: {', '.join(v.name for v in views)}",
+    )
+    failed = _names(views, phases, FAILED)
+    if failed:
+        detail = next(p.message for p in phases if p.phase == FAILED)
+        artifact = Status(
+            "ArtifactReady", False, "Failed", f"hydration failed on {', '.join(failed)}: {detail}"
+        )
+    elif missing_token := _first(views, phases, TOKEN_SECRET_MISSING):
+        artifact = Status("ArtifactReady", False, "TokenSecretMissing", missing_token)
+    elif missing_claim := _first(views, phases, CLAIM_NOT_FOUND):
+        artifact = Status("ArtifactReady", False, "ClaimNotFound", missing_claim)
+    elif len(ready) == len(views):
+        artifact = Status("ArtifactReady", True, "Staged", f"staged on {len(ready)} cluster(s)")
+    elif ready:
+        waiting = [v.name for v in views if v.name not in ready]
+        artifact = Status(
+            "ArtifactReady",
+            False,
+            "Partial",
+            f"ready on {len(ready)}/{len(views)} clusters; waiting for {', '.join(waiting)}",
+        )
+    else:
+        artifact = Status(
+            "ArtifactReady", False, "Hydrating", f"staging on {len(views)} cluster(s)"
+        )
+    return [matched, artifact]

@@ -1,0 +1,69 @@
+"""The ModelCache test world: caches, clusters, and one reconcile through the real runner."""
+
+import copy
+from typing import Any
+
+from compose_model_cache.fn import CLUSTERS, run_function
+from compose_model_cache.main import NAME
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from modelfleet_contracts.runner import SafeRunner
+from modelfleet_devtools.requests import (
+    condition_status,
+    conditions,
+    desired_resources,
+    desired_status,
+    run_function_request,
+)
+
+RUNNER = SafeRunner(run_function, NAME)
+
+
+def model_cache(name: str = "qwen", namespace: str = "ml-team", **spec: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "source": "HuggingFace",
+        "huggingFace": {"repo": "Qwen/Qwen3-0.6B", "revision": "main"},
+        "sizeGiB": 10,
+    }
+    body.update(spec)
+    return {
+        "apiVersion": "modelfleet.io/v1alpha1",
+        "kind": "ModelCache",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": body,
+    }
+
+
+def with_status(xr: dict[str, Any], rsp: fnv1.RunFunctionResponse) -> dict[str, Any]:
+    """The XR as Crossplane stores it after this response: status and conditions applied."""
+    xr = copy.deepcopy(xr)
+    status = desired_status(rsp)
+    status["conditions"] = [
+        {
+            "type": c.type,
+            "status": condition_status(c),
+            "reason": c.reason,
+        }
+        for c in rsp.conditions
+    ]
+    xr["status"] = status
+    return xr
+
+
+def reconcile(
+    xr: dict[str, Any],
+    clusters: list[dict[str, Any]] | None,
+    observed: dict[str, dict[str, Any]] | None = None,
+) -> fnv1.RunFunctionResponse:
+    required = None if clusters is None else {CLUSTERS: clusters}
+    return RUNNER.run(run_function_request(xr, observed=observed, required=required))
+
+
+def rows(rsp: fnv1.RunFunctionResponse) -> dict[str, dict[str, Any]]:
+    return {r["name"]: r for r in desired_status(rsp).get("clusters", [])}
+
+
+def reason(rsp: fnv1.RunFunctionResponse, typ: str) -> str:
+    return conditions(rsp)[typ].reason
+
+
+__all__ = ["desired_resources", "model_cache", "reason", "reconcile", "rows", "with_status"]

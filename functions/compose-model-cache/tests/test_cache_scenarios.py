@@ -1,0 +1,320 @@
+"""ModelCache scenarios: a cache, the clusters, what was observed -> composed, reported, said."""
+
+import pytest
+from cache_world import desired_resources, model_cache, reason, reconcile, rows, with_status
+from compose_model_cache.core import resource_keys
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from modelfleet_devtools.requests import desired_status, events, requirement_names
+from modelfleet_devtools.validation import assert_valid, require_shared_schemas
+from modelfleet_devtools.world import inference_cluster, observed_object
+
+US = inference_cluster("gke-us", labels={"modelfleet.io/region": "us"})
+EU = inference_cluster("gke-eu", labels={"modelfleet.io/region": "eu"})
+NO_STORAGE = inference_cluster("onprem", storage_class=None)
+OFFLINE = inference_cluster("gke-down", connected=False)
+
+
+def bound(obj):
+    return observed_object(obj, remote_status={"phase": "Bound"}, ready=True)
+
+
+def job_status(obj, **status):
+    return observed_object(obj, remote_status=status, ready=False)
+
+
+def complete(obj):
+    return observed_object(
+        obj,
+        remote_status={"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]},
+        ready=True,
+    )
+
+
+def kinds(rsp):
+    return sorted(
+        (name, r["spec"]["forProvider"]["manifest"]["kind"])
+        for name, r in desired_resources(rsp).items()
+    )
+
+
+def test_first_call_only_asks_for_the_clusters_and_keeps_everything():
+    rsp = reconcile(model_cache(), clusters=None)
+    assert requirement_names(rsp) == {"inference-clusters"}
+    assert desired_resources(rsp) == {}
+    assert not events(rsp)
+
+
+def test_two_clusters_walk_pending_hydrating_ready():
+    xr = model_cache()
+    claim_us, _, job_us = resource_keys("gke-us")
+    claim_eu, _, job_eu = resource_keys("gke-eu")
+
+    # Round 1: nothing observed yet -> claim and Job composed per cluster, both Pending.
+    rsp = reconcile(xr, [US, EU])
+    assert kinds(rsp) == [
+        (claim_eu, "PersistentVolumeClaim"),
+        (job_eu, "Job"),
+        (claim_us, "PersistentVolumeClaim"),
+        (job_us, "Job"),
+    ]
+    assert {n: r["phase"] for n, r in rows(rsp).items()} == {
+        "gke-us": "Pending",
+        "gke-eu": "Pending",
+    }
+    assert reason(rsp, "ClustersMatched") == "Matched"
+    assert reason(rsp, "ArtifactReady") == "Hydrating"
+    assert rsp.desired.composite.ready == fnv1.READY_FALSE
+    assert ("Normal", "ArtifactReady Hydrating: staging on 2 cluster(s)") in events(rsp)
+    composed = desired_resources(rsp)
+
+    # Round 2: claims bound, Jobs running -> Hydrating; no repeated events.
+    xr = with_status(xr, rsp)
+    observed = {
+        claim_us: bound(composed[claim_us]),
+        claim_eu: bound(composed[claim_eu]),
+        job_us: job_status(composed[job_us], active=1),
+        job_eu: job_status(composed[job_eu], active=1, failed=1),
+    }
+    rsp = reconcile(xr, [US, EU], observed)
+    assert rows(rsp)["gke-us"]["phase"] == "Hydrating"
+    assert "1 of 4 attempts failed" in rows(rsp)["gke-eu"]["message"]
+    assert desired_status(rsp)["summary"]["ready"] == "0/2"
+    assert not events(rsp)
+
+    # Round 3: one Job complete -> Partial 1/2; the finished Job is no longer composed.
+    xr = with_status(xr, rsp)
+    observed[job_us] = complete(composed[job_us])
+    rsp = reconcile(xr, [US, EU], observed)
+    assert rows(rsp)["gke-us"]["phase"] == "Ready"
+    assert desired_status(rsp)["summary"]["ready"] == "1/2"
+    assert reason(rsp, "ArtifactReady") == "Partial"
+    assert job_us not in desired_resources(rsp) and claim_us in desired_resources(rsp)
+
+    # Round 4: the cleaned-up Job is gone; Ready stays latched. The other one completes.
+    xr = with_status(xr, rsp)
+    del observed[job_us]
+    observed[job_eu] = complete(composed[job_eu])
+    rsp = reconcile(xr, [US, EU], observed)
+    assert {r["phase"] for r in rows(rsp).values()} == {"Ready"}
+    assert desired_status(rsp)["summary"]["ready"] == "2/2"
+    assert reason(rsp, "ArtifactReady") == "Staged"
+    assert rsp.desired.composite.ready == fnv1.READY_TRUE
+    assert ("Normal", "ArtifactReady Staged: staged on 2 cluster(s)") in events(rsp)
+    row = rows(rsp)["gke-us"]
+    assert row["claimName"].startswith("modelcache-ml-team-qwen-")
+    assert row["path"] == row["fingerprint"]
+
+
+def test_a_failed_hydration_names_the_jobs_reason_and_warns():
+    xr = model_cache()
+    claim, _, job = resource_keys("gke-us")
+    composed = desired_resources(reconcile(xr, [US]))
+    failed = job_status(
+        composed[job],
+        failed=4,
+        conditions=[
+            {
+                "type": "Failed",
+                "status": "True",
+                "reason": "BackoffLimitExceeded",
+                "message": "Job has reached the specified backoff limit",
+            }
+        ],
+    )
+    rsp = reconcile(xr, [US], {claim: bound(composed[claim]), job: failed})
+    row = rows(rsp)["gke-us"]
+    assert row["phase"] == "Failed"
+    assert "BackoffLimitExceeded" in row["message"]
+    assert reason(rsp, "ArtifactReady") == "Failed"
+    assert any(sev == "Warning" and "BackoffLimitExceeded" in msg for sev, msg in events(rsp))
+    assert job in desired_resources(rsp), "a failed Job stays so its failure stays visible"
+
+
+@pytest.mark.parametrize(
+    ("cluster", "why"),
+    [
+        (NO_STORAGE, "no ready ReadWriteMany storage"),
+        (OFFLINE, "not connected"),
+    ],
+    ids=["cluster without shared storage", "cluster not connected"],
+)
+def test_matched_clusters_that_cannot_stage_are_listed_pending_with_why(cluster, why):
+    rsp = reconcile(model_cache(), [US, cluster])
+    name = cluster["metadata"]["name"]
+    assert rows(rsp)[name]["phase"] == "Pending"
+    assert why in rows(rsp)[name]["message"]
+    assert not any(k.startswith(name) for k in desired_resources(rsp))
+    assert desired_status(rsp)["summary"]["ready"] == "0/2"
+
+
+def test_no_matching_cluster_is_reported_and_not_ready():
+    rsp = reconcile(
+        model_cache(clusterSelector={"matchLabels": {"modelfleet.io/region": "ap"}}), [US]
+    )
+    assert reason(rsp, "ClustersMatched") == "NoClusters"
+    assert reason(rsp, "ArtifactReady") == "NoClusters"
+    assert desired_status(rsp)["summary"]["ready"] == "0/0"
+    assert rsp.desired.composite.ready == fnv1.READY_FALSE
+
+
+def test_selector_picks_clusters_and_the_requirement_uses_its_labels():
+    xr = model_cache(clusterSelector={"matchLabels": {"modelfleet.io/region": "us"}})
+    rsp = reconcile(xr, [US, EU])
+    assert set(rows(rsp)) == {"gke-us"}
+    selector = rsp.requirements.resources["inference-clusters"]
+    assert dict(selector.match_labels.labels) == {"modelfleet.io/region": "us"}
+
+
+def test_storage_class_comes_from_the_cache_or_the_cluster():
+    claim, _, _ = resource_keys("gke-us")
+    default = desired_resources(reconcile(model_cache(), [US]))[claim]
+    override = desired_resources(
+        reconcile(model_cache(storage={"storageClassName": "fast-rwx"}), [US])
+    )[claim]
+    get = lambda o: o["spec"]["forProvider"]["manifest"]["spec"]  # noqa: E731
+    assert get(default)["storageClassName"] == "filestore-rwx"
+    assert get(override)["storageClassName"] == "fast-rwx"
+    assert get(default)["accessModes"] == ["ReadWriteMany"]
+    assert get(default)["resources"]["requests"]["storage"] == "10Gi"
+
+
+def test_retain_keeps_the_claim_when_the_cache_is_deleted():
+    claim, _, _ = resource_keys("gke-us")
+    obj = desired_resources(reconcile(model_cache(storage={"reclaimPolicy": "Retain"}), [US]))[
+        claim
+    ]
+    assert "Delete" not in obj["spec"]["managementPolicies"]
+
+
+def test_token_reaches_the_cluster_only_through_provider_kubernetes():
+    xr = model_cache(
+        huggingFace={
+            "repo": "meta-llama/Llama-3.1-8B-Instruct",
+            "tokenSecretRef": {"name": "hf-token", "key": "HF_TOKEN"},
+        }
+    )
+    _, creds, job = resource_keys("gke-us")
+    composed = desired_resources(reconcile(xr, [US]))
+    secret = composed[creds]
+    assert secret["spec"]["references"] == [
+        {
+            "patchesFrom": {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "name": "hf-token",
+                "namespace": "ml-team",
+                "fieldPath": "data.HF_TOKEN",
+            },
+            "toFieldPath": "data.HF_TOKEN",
+        }
+    ]
+    assert "data" not in secret["spec"]["forProvider"]["manifest"]
+    env = composed[job]["spec"]["forProvider"]["manifest"]["spec"]["template"]["spec"][
+        "containers"
+    ][0]["env"]
+    token = next(e for e in env if e["name"] == "HF_TOKEN")
+    secret_name = secret["spec"]["forProvider"]["manifest"]["metadata"]["name"]
+    assert token["valueFrom"]["secretKeyRef"] == {"name": secret_name, "key": "HF_TOKEN"}
+
+
+def test_missing_token_secret_is_reported_and_the_claim_stays():
+    xr = model_cache(
+        huggingFace={
+            "repo": "meta-llama/Llama-3.1-8B-Instruct",
+            "tokenSecretRef": {"name": "hf-token"},
+        }
+    )
+    claim, creds, _ = resource_keys("gke-us")
+    composed = desired_resources(reconcile(xr, [US]))
+    missing = observed_object(
+        composed[creds],
+        synced_error='cannot resolve resource references: Secret "hf-token" not found',
+    )
+    rsp = reconcile(xr, [US], {claim: bound(composed[claim]), creds: missing})
+    assert reason(rsp, "ArtifactReady") == "TokenSecretMissing"
+    assert "ml-team/hf-token" in rows(rsp)["gke-us"]["message"]
+    assert claim in desired_resources(rsp)
+
+
+def test_bring_your_own_claim_is_observed_only_and_shared_per_cache():
+    xr = model_cache(sizeGiB=None, storage={"existingClaimName": "shared-models"})
+    del xr["spec"]["sizeGiB"]
+    claim, _, _ = resource_keys("gke-us")
+    composed = desired_resources(reconcile(xr, [US]))
+    assert composed[claim]["spec"]["managementPolicies"] == ["Observe"]
+    assert composed[claim]["spec"]["forProvider"]["manifest"]["metadata"]["name"] == "shared-models"
+    row = rows(reconcile(xr, [US]))["gke-us"]
+    assert row["claimName"] == "shared-models"
+    assert row["path"].startswith("modelcache-ml-team-qwen-") and row["path"].endswith(
+        row["fingerprint"]
+    )
+
+
+def test_missing_existing_claim_names_claim_namespace_and_cluster():
+    xr = model_cache(storage={"existingClaimName": "shared-models"})
+    del xr["spec"]["sizeGiB"]
+    claim, _, job = resource_keys("gke-us")
+    composed = desired_resources(reconcile(xr, [US]))
+    not_found = observed_object(
+        composed[claim],
+        synced_error='cannot observe: persistentvolumeclaims "shared-models" not found',
+    )
+    rsp = reconcile(xr, [US], {claim: not_found})
+    assert reason(rsp, "ArtifactReady") == "ClaimNotFound"
+    message = rows(rsp)["gke-us"]["message"]
+    assert "shared-models" in message and "modelfleet" in message and "gke-us" in message
+    assert job not in desired_resources(rsp), "no fallback to another volume"
+
+
+def test_changed_source_hydrates_a_new_directory_with_a_new_job():
+    claim, _, job = resource_keys("gke-us")
+    before = model_cache()
+    first = reconcile(before, [US])
+    composed = desired_resources(first)
+    observed = {claim: bound(composed[claim]), job: complete(composed[job])}
+    ready = with_status(before, reconcile(before, [US], observed))
+    after = ready | {
+        "spec": ready["spec"] | {"huggingFace": {"repo": "Qwen/Qwen3-0.6B", "revision": "v1.0"}}
+    }
+    rsp = reconcile(after, [US], {claim: bound(composed[claim])})
+    row = rows(rsp)["gke-us"]
+    assert row["phase"] != "Ready"
+    assert row["fingerprint"] != rows(first)["gke-us"]["fingerprint"]
+    new_job = desired_resources(rsp)[job]["spec"]["forProvider"]["manifest"]
+    assert (
+        new_job["metadata"]["name"]
+        != composed[job]["spec"]["forProvider"]["manifest"]["metadata"]["name"]
+    )
+    assert any(
+        a.endswith(row["fingerprint"])
+        for a in new_job["spec"]["template"]["spec"]["containers"][0]["command"]
+    )
+
+
+def test_every_composed_manifest_is_valid():
+    require_shared_schemas()
+    xrs = [
+        model_cache(),
+        model_cache(
+            huggingFace={
+                "repo": "meta-llama/Llama-3.1-8B-Instruct",
+                "tokenSecretRef": {"name": "t"},
+            }
+        ),
+        model_cache(
+            source="S3",
+            huggingFace=None,
+            s3={
+                "uri": "s3://models/qwen/",
+                "region": "us-east-1",
+                "credentialsSecretRef": {"name": "s3"},
+            },
+        ),
+    ]
+    for xr in xrs:
+        xr["spec"] = {k: v for k, v in xr["spec"].items() if v is not None}
+        for obj in desired_resources(reconcile(xr, [US, EU])).values():
+            obj = obj | {
+                "metadata": {**obj.get("metadata", {}), "name": "x", "namespace": "ml-team"}
+            }
+            assert_valid(obj)

@@ -1,0 +1,90 @@
+"""Builders for the observed world in tests: InferenceClusters as compose-inference-cluster
+reports them, and composed Objects as provider-kubernetes reports them."""
+
+import copy
+from typing import Any
+
+from modelfleet_contracts.api import API_VERSION, INFERENCE_CLUSTER
+
+H100 = {
+    "name": "h100",
+    "nodeCount": 4,
+    "gpu": {"count": 8, "memoryGiB": 80, "product": "NVIDIA-H100-80GB-HBM3"},
+    "nodeSelector": {"cloud.google.com/gke-nodepool": "h100"},
+    "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+}
+
+
+def inference_cluster(
+    name: str,
+    *,
+    labels: dict[str, str] | None = None,
+    connected: bool = True,
+    storage_class: str | None = "filestore-rwx",
+    storage_ready: bool = True,
+    node_pools: list[dict[str, Any]] | None = None,
+    workload_namespace: str = "modelfleet",
+) -> dict[str, Any]:
+    """An InferenceCluster with the status compose-inference-cluster writes once observed."""
+    status: dict[str, Any] = {
+        "conditions": [
+            {
+                "type": "Connected",
+                "status": "True" if connected else "False",
+                "reason": "Available" if connected else "Unavailable",
+            }
+        ],
+        "nodePools": copy.deepcopy(node_pools if node_pools is not None else [H100]),
+    }
+    if connected:
+        status["providerConfigName"] = name
+        status["workloadNamespace"] = workload_namespace
+    if storage_class:
+        status["storage"] = {
+            "storageClassName": storage_class,
+            "accessMode": "ReadWriteMany",
+            "ready": storage_ready,
+        }
+    spec: dict[str, Any] = {"connection": {"providerConfigName": name}}
+    if storage_class:
+        spec["storage"] = {"storageClassName": storage_class}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": INFERENCE_CLUSTER,
+        "metadata": {"name": name, "labels": dict(labels or {})},
+        "spec": spec,
+        "status": status,
+    }
+
+
+def observed_object(
+    desired: dict[str, Any],
+    *,
+    remote_status: dict[str, Any] | None = None,
+    ready: bool | None = None,
+    synced_error: str | None = None,
+) -> dict[str, Any]:
+    """A composed Object as observed: its remote manifest echoed in status.atProvider with
+    the remote object's status, and the managed resource's Ready/Synced conditions."""
+    obj = copy.deepcopy(desired)
+    manifest = copy.deepcopy(obj.get("spec", {}).get("forProvider", {}).get("manifest", {}))
+    if remote_status is not None:
+        manifest["status"] = remote_status
+    conditions = [
+        {
+            "type": "Synced",
+            "status": "False" if synced_error else "True",
+            "reason": "ReconcileError" if synced_error else "ReconcileSuccess",
+            **({"message": synced_error} if synced_error else {}),
+        }
+    ]
+    if ready is not None:
+        conditions.append(
+            {
+                "type": "Ready",
+                "status": "True" if ready else "False",
+                "reason": "Available" if ready else "Unavailable",
+            }
+        )
+    obj["status"] = {"atProvider": {"manifest": manifest}, "conditions": conditions}
+    return obj
