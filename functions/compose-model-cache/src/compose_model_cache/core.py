@@ -6,7 +6,6 @@ Clusters that still match keep everything composed for them whatever their statu
 for a moment; only a cluster that no longer matches (or no longer exists) loses its objects.
 """
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from modelfleet_contracts.clusters import ClusterView, matches_selector, read_cluster
@@ -15,6 +14,7 @@ from modelfleet_contracts.fields import list_at, mapping_at
 from modelfleet_contracts.models.modelcache import ModelCacheSpec
 from modelfleet_contracts.naming import composed_key
 from modelfleet_contracts.objects import carry_forward
+from modelfleet_contracts.outcome import Outcome
 from pydantic import ValidationError
 
 from compose_model_cache.fingerprint import source_fingerprint
@@ -27,18 +27,6 @@ from compose_model_cache.phases import (
     derive_cluster_phase,
 )
 from compose_model_cache.status import cache_conditions
-
-
-@dataclass
-class Outcome:
-    """What the function returns. `keep_everything`: the input could not be acted on, so
-    every observed composed resource and the previous status are kept as they are."""
-
-    desired: dict[str, dict[str, Any]] = field(default_factory=dict)
-    status: dict[str, Any] | None = None
-    conditions: list[Status] = field(default_factory=list)
-    ready: bool = False
-    keep_everything: bool = False
 
 
 def resource_keys(cluster: str) -> tuple[str, str, str]:

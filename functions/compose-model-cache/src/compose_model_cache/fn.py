@@ -5,9 +5,8 @@ from typing import Any
 from crossplane.function import request, resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.api import API_VERSION, INFERENCE_CLUSTER
-from modelfleet_contracts.conditions import report, set_composite_ready
 from modelfleet_contracts.fields import mapping_at
-from modelfleet_contracts.runner import keep_observed_resources, keep_observed_status
+from modelfleet_contracts.outcome import apply_outcome
 
 from compose_model_cache.core import compose_cache
 from compose_model_cache.status import PROGRESS_REASONS
@@ -42,15 +41,4 @@ def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) ->
     }
     outcome = compose_cache(xr, clusters, observed)
 
-    if outcome.keep_everything:
-        keep_observed_resources(req, rsp)
-        keep_observed_status(req, rsp)
-        if outcome.conditions:
-            report(rsp, xr, *outcome.conditions)
-        set_composite_ready(rsp, False)
-        return
-    for name, desired in outcome.desired.items():
-        rsp.desired.resources[name].resource.update(desired)
-    resource.update(rsp.desired.composite, {"status": outcome.status or {}})
-    report(rsp, xr, *outcome.conditions, progress_reasons=PROGRESS_REASONS)
-    set_composite_ready(rsp, outcome.ready)
+    apply_outcome(req, rsp, xr, outcome, progress_reasons=PROGRESS_REASONS)

@@ -20,3 +20,11 @@ RELEASE_KIND = "Release"
 
 LWS_API_VERSION = "leaderworkerset.x-k8s.io/v1"
 LWS_KIND = "LeaderWorkerSet"
+
+# provider-helm's own ClusterProviderConfig (same group as its Release).
+HELM_PROVIDER_CONFIG_API_VERSION = "helm.m.crossplane.io/v1beta1"
+
+# Where the composed resources of the cluster-scoped InferenceCluster live on the control
+# plane: it has no namespace of its own, and this is where providers and the platform
+# team's kubeconfig Secrets conventionally live.
+CONTROL_PLANE_NAMESPACE = "crossplane-system"

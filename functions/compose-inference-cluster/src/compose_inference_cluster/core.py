@@ -1,0 +1,198 @@
+"""Deciding what an InferenceCluster composes and reports, from plain data.
+
+Status is written only from what was observed: the provider config name once the config
+exists, the workload namespace once the Namespace is Active on the cluster, storage once the
+class is there. Consumers (cache, scheduler, replica) act on the status, so reporting ahead
+of reality would send them to a cluster that cannot take work yet.
+"""
+
+from typing import Any
+
+from modelfleet_contracts.clusters import RWX
+from modelfleet_contracts.conditions import Status
+from modelfleet_contracts.fields import list_at, mapping_at
+from modelfleet_contracts.models.inferencecluster import InferenceClusterSpec
+from modelfleet_contracts.objects import remote_manifest
+from modelfleet_contracts.outcome import Outcome
+from pydantic import ValidationError
+
+from compose_inference_cluster import manifests as m
+
+PROVIDER_CONFIG = "provider-config"
+HELM_PROVIDER_CONFIG = "helm-provider-config"
+NAMESPACE = "workload-namespace"
+STORAGE = "storage-class"
+LWS = "leaderworkerset"
+
+
+def parse_spec(raw: Any) -> tuple[dict[str, Any], str | None]:
+    try:
+        model = InferenceClusterSpec.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        return {}, f"spec.{where}: {first['msg']} ({exc.error_count()} problem(s) in total)"
+    spec = model.model_dump(mode="json", exclude_none=True, warnings=False)
+    connection = spec.get("connection") or {}
+    if bool(connection.get("providerConfigName")) == bool(connection.get("kubeconfigSecretRef")):
+        return spec, "set exactly one of connection.providerConfigName and kubeconfigSecretRef"
+    names = [p["name"] for p in spec.get("nodePools") or []]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        return spec, f"nodePools names must be unique; repeated: {', '.join(duplicates)}"
+    return spec, None
+
+
+def rwx_status(class_name: str, *, ready: bool) -> dict[str, Any]:
+    return {"storageClassName": class_name, "accessMode": RWX, "ready": ready}
+
+
+def _conditions_of(obj: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    return {
+        str(c.get("type")): c
+        for c in list_at(mapping_at(obj, "status"), "conditions")
+        if isinstance(c, dict)
+    }
+
+
+def _ready(obj: dict[str, Any] | None) -> bool:
+    return _conditions_of(obj).get("Ready", {}).get("status") == "True"
+
+
+def _error(obj: dict[str, Any] | None) -> str:
+    for c in _conditions_of(obj).values():
+        if c.get("status") == "False" and c.get("message"):
+            return str(c["message"])
+    return ""
+
+
+def compose_cluster(
+    xr: dict[str, Any],
+    observed: dict[str, dict[str, Any]],
+    named_provider_config: list[dict[str, Any]] | None,
+) -> Outcome:
+    """`named_provider_config`: the ClusterProviderConfig named by
+    connection.providerConfigName as Crossplane resolved it (None: not resolved yet)."""
+    spec, problem = parse_spec(mapping_at(xr, "spec"))
+    if problem:
+        return Outcome(
+            keep_everything=True,
+            conditions=[Status("Connected", False, "InvalidSpec", problem)],
+        )
+    name = str(mapping_at(xr, "metadata").get("name", ""))
+    connection = spec["connection"]
+    namespace = spec.get("workloadNamespace") or "modelfleet"
+    out = Outcome()
+
+    if connection.get("kubeconfigSecretRef"):
+        pc_name = name
+        out.desired[PROVIDER_CONFIG] = m.kubernetes_provider_config(
+            name, connection["kubeconfigSecretRef"]
+        )
+        pc_exists = PROVIDER_CONFIG in observed
+    else:
+        pc_name = connection["providerConfigName"]
+        if named_provider_config is None:
+            return Outcome(keep_everything=True)
+        pc_exists = bool(named_provider_config)
+
+    out.desired[NAMESPACE] = m.namespace_object(name, pc_name, namespace)
+    ns_obj = observed.get(NAMESPACE)
+    connected = pc_exists and _ready(ns_obj)
+    status: dict[str, Any] = {"nodePools": spec.get("nodePools") or []}
+    if pc_exists:
+        status["providerConfigName"] = pc_name
+    if connected:
+        status["workloadNamespace"] = namespace
+        connected_cond = Status(
+            "Connected", True, "Available", f"namespace {namespace} is Active via {pc_name}"
+        )
+    elif not pc_exists:
+        connected_cond = Status(
+            "Connected",
+            False,
+            "ProviderConfigNotFound",
+            f"ClusterProviderConfig {pc_name} does not exist yet",
+        )
+    else:
+        detail = _error(ns_obj) or "waiting for it to become Active"
+        connected_cond = Status(
+            "Connected", False, "Unavailable", f"namespace {namespace} via {pc_name}: {detail}"
+        )
+    out.conditions.append(connected_cond)
+
+    storage_cond = _compose_storage(spec, name, pc_name, observed, out, status)
+    out.conditions.append(storage_cond)
+    lws_ready = _compose_lws(spec, name, pc_name, connection, observed, out)
+    out.status = status
+    out.ready = connected and storage_cond.status and lws_ready
+    return out
+
+
+def _compose_storage(
+    spec: dict[str, Any],
+    name: str,
+    pc_name: str,
+    observed: dict[str, dict[str, Any]],
+    out: Outcome,
+    status: dict[str, Any],
+) -> Status:
+    storage = spec.get("storage")
+    if not storage:
+        return Status(
+            "StorageReady",
+            True,
+            "NotConfigured",
+            "no shared storage: single-node serving only; no model caches or multi-node groups",
+        )
+    class_name = m.storage_class_name(name, storage)
+    out.desired[STORAGE] = m.storage_object(name, pc_name, storage)
+    obj = observed.get(STORAGE)
+    if storage.get("storageClassName"):
+        # Observe-only: the class exists once the provider has read it from the cluster.
+        exists = bool(remote_manifest(obj or {}).get("provisioner"))
+        if obj is not None and not exists and _error(obj):
+            status["storage"] = rwx_status(class_name, ready=False)
+            return Status(
+                "StorageReady",
+                False,
+                "StorageClassNotFound",
+                f"StorageClass {class_name} not found on the cluster: {_error(obj)}",
+            )
+    else:
+        exists = _ready(obj)
+    status["storage"] = rwx_status(class_name, ready=exists)
+    if exists:
+        return Status(
+            "StorageReady", True, "Available", f"StorageClass {class_name} (ReadWriteMany)"
+        )
+    return Status("StorageReady", False, "Creating", f"waiting for StorageClass {class_name}")
+
+
+def _compose_lws(
+    spec: dict[str, Any],
+    name: str,
+    pc_name: str,
+    connection: dict[str, Any],
+    observed: dict[str, dict[str, Any]],
+    out: Outcome,
+) -> bool:
+    lws = spec.get("leaderWorkerSet") or {}
+    if not lws.get("install"):
+        return True
+    if connection.get("kubeconfigSecretRef"):
+        out.desired[HELM_PROVIDER_CONFIG] = m.helm_provider_config(
+            name, connection["kubeconfigSecretRef"]
+        )
+    out.desired[LWS] = m.lws_release(name, pc_name, lws.get("version") or "0.7.0")
+    release = observed.get(LWS)
+    if _ready(release):
+        out.conditions.append(
+            Status(
+                "LeaderWorkerSetReady", True, "Installed", f"LeaderWorkerSet {lws.get('version')}"
+            )
+        )
+        return True
+    detail = _error(release) or "installing the LeaderWorkerSet chart"
+    out.conditions.append(Status("LeaderWorkerSetReady", False, "Installing", detail))
+    return False

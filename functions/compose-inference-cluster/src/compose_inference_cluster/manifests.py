@@ -1,0 +1,158 @@
+"""What an InferenceCluster composes: provider configs, the workload Namespace, the
+StorageClass (or proof that a named one exists) and the LeaderWorkerSet Helm release."""
+
+from typing import Any
+
+from modelfleet_contracts.api import (
+    CONTROL_PLANE_NAMESPACE,
+    HELM_PROVIDER_CONFIG_API_VERSION,
+    INFERENCE_CLUSTER,
+    OBJECT_API_VERSION,
+    PROVIDER_CONFIG_KIND,
+    RELEASE_API_VERSION,
+    RELEASE_KIND,
+)
+from modelfleet_contracts.labels import owner_labels
+from modelfleet_contracts.objects import NAMESPACE_ACTIVE, OBSERVE_ONLY, kubernetes_object
+
+LWS_CHART = {
+    "name": "lws",
+    "repository": "oci://registry.k8s.io/lws/charts",
+}
+LWS_NAMESPACE = "lws-system"
+
+# Provisioner -> (CSI driver, StorageClass parameters from the spec block). What each needs
+# installed on the workload cluster is documented in docs/inferencecluster.md.
+CSI_DRIVERS = {
+    "GCPFilestore": "filestore.csi.storage.gke.io",
+    "AWSEFS": "efs.csi.aws.com",
+    "AzureFiles": "file.csi.azure.com",
+    "NFS": "nfs.csi.k8s.io",
+}
+
+
+def storage_class_name(cluster: str, storage: dict[str, Any]) -> str:
+    """The class caches use: the named one, or `modelfleet-rwx` for a managed one."""
+    return storage.get("storageClassName") or "modelfleet-rwx"
+
+
+def csi_parameters(managed: dict[str, Any]) -> dict[str, str]:
+    provisioner = managed["provisioner"]
+    if provisioner == "GCPFilestore":
+        block = managed.get("gcpFilestore") or {}
+        params = {"tier": block.get("tier", "ENTERPRISE"), "network": block.get("network", "")}
+        return {k: v for k, v in params.items() if v}
+    if provisioner == "AWSEFS":
+        block = managed.get("awsEFS") or {}
+        # Access-point provisioning: one directory per PVC on an existing file system.
+        return {
+            "provisioningMode": "efs-ap",
+            "fileSystemId": block["fileSystemId"],
+            "directoryPerms": "775",
+        }
+    if provisioner == "AzureFiles":
+        block = managed.get("azureFiles") or {}
+        # NFS shares need a Premium SKU; NFS avoids SMB's permission mapping for model files.
+        return {"skuName": block.get("skuName", "Premium_LRS"), "protocol": "nfs"}
+    block = managed.get("nfs") or {}
+    return {"server": block["server"], "share": block["share"]}
+
+
+def provider_config(name: str, secret_ref: dict[str, Any], api_version: str) -> dict[str, Any]:
+    """A ClusterProviderConfig whose credentials are the kubeconfig Secret (read by the
+    provider on the control plane, never by this function)."""
+    return {
+        "apiVersion": api_version,
+        "kind": PROVIDER_CONFIG_KIND,
+        "metadata": {"name": name, "labels": owner_labels(INFERENCE_CLUSTER, name)},
+        "spec": {
+            "credentials": {
+                "source": "Secret",
+                "secretRef": {
+                    "namespace": secret_ref["namespace"],
+                    "name": secret_ref["name"],
+                    "key": secret_ref.get("key") or "kubeconfig",
+                },
+            }
+        },
+    }
+
+
+def kubernetes_provider_config(name: str, secret_ref: dict[str, Any]) -> dict[str, Any]:
+    return provider_config(name, secret_ref, OBJECT_API_VERSION)
+
+
+def helm_provider_config(name: str, secret_ref: dict[str, Any]) -> dict[str, Any]:
+    return provider_config(name, secret_ref, HELM_PROVIDER_CONFIG_API_VERSION)
+
+
+def namespace_object(cluster: str, provider_config_name: str, namespace: str) -> dict[str, Any]:
+    labels = owner_labels(INFERENCE_CLUSTER, cluster)
+    manifest = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": namespace, "labels": labels},
+    }
+    return kubernetes_object(
+        manifest,
+        provider_config_name,
+        labels=labels,
+        readiness_query=NAMESPACE_ACTIVE,
+        namespace=CONTROL_PLANE_NAMESPACE,
+    )
+
+
+def storage_object(
+    cluster: str, provider_config_name: str, storage: dict[str, Any]
+) -> dict[str, Any]:
+    """A managed StorageClass, or an Observe-only Object proving the named one exists."""
+    labels = owner_labels(INFERENCE_CLUSTER, cluster)
+    name = storage_class_name(cluster, storage)
+    manifest: dict[str, Any]
+    if storage.get("storageClassName"):
+        manifest = {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "StorageClass",
+            "metadata": {"name": name},
+        }
+        return kubernetes_object(
+            manifest,
+            provider_config_name,
+            labels=labels,
+            management_policies=OBSERVE_ONLY,
+            namespace=CONTROL_PLANE_NAMESPACE,
+        )
+    managed = storage["managed"]
+    manifest = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": name, "labels": labels},
+        "provisioner": CSI_DRIVERS[managed["provisioner"]],
+        "parameters": csi_parameters(managed),
+        # Weights are expensive to fetch again: a deleted claim keeps its volume.
+        "reclaimPolicy": "Retain",
+        "allowVolumeExpansion": True,
+        "volumeBindingMode": "Immediate",
+    }
+    return kubernetes_object(
+        manifest, provider_config_name, labels=labels, namespace=CONTROL_PLANE_NAMESPACE
+    )
+
+
+def lws_release(cluster: str, provider_config_name: str, version: str) -> dict[str, Any]:
+    return {
+        "apiVersion": RELEASE_API_VERSION,
+        "kind": RELEASE_KIND,
+        "metadata": {
+            "namespace": CONTROL_PLANE_NAMESPACE,
+            "labels": owner_labels(INFERENCE_CLUSTER, cluster),
+        },
+        "spec": {
+            "providerConfigRef": {"kind": PROVIDER_CONFIG_KIND, "name": provider_config_name},
+            "forProvider": {
+                "chart": {**LWS_CHART, "version": version},
+                "namespace": LWS_NAMESPACE,
+                "wait": True,
+            },
+        },
+    }

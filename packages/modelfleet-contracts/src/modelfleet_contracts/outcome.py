@@ -1,0 +1,47 @@
+"""What a function's core decides, and writing it into the response the same way everywhere."""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from crossplane.function import resource
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from modelfleet_contracts.conditions import Status, report, set_composite_ready
+from modelfleet_contracts.runner import keep_observed_resources, keep_observed_status
+
+
+@dataclass
+class Outcome:
+    """Desired composed resources, XR status, conditions and readiness.
+
+    `keep_everything`: the input could not be acted on (unresolved requirement, invalid
+    spec), so every observed composed resource and the previous status are kept as they are
+    and only `conditions` say why.
+    """
+
+    desired: dict[str, dict[str, Any]] = field(default_factory=dict)
+    status: dict[str, Any] | None = None
+    conditions: list[Status] = field(default_factory=list)
+    ready: bool = False
+    keep_everything: bool = False
+
+
+def apply_outcome(
+    req: fnv1.RunFunctionRequest,
+    rsp: fnv1.RunFunctionResponse,
+    observed_xr: dict[str, Any],
+    outcome: Outcome,
+    *,
+    progress_reasons: frozenset[str] = frozenset(),
+) -> None:
+    if outcome.keep_everything:
+        keep_observed_resources(req, rsp)
+        keep_observed_status(req, rsp)
+    else:
+        for name, desired in outcome.desired.items():
+            rsp.desired.resources[name].resource.update(desired)
+        if outcome.status is not None:
+            resource.update(rsp.desired.composite, {"status": outcome.status})
+    if outcome.conditions:
+        report(rsp, observed_xr, *outcome.conditions, progress_reasons=progress_reasons)
+    set_composite_ready(rsp, outcome.ready and not outcome.keep_everything)
