@@ -10,9 +10,8 @@ from typing import Any
 
 from modelfleet_contracts.clusters import RWX
 from modelfleet_contracts.conditions import Status
-from modelfleet_contracts.fields import list_at, mapping_at
+from modelfleet_contracts.fields import list_at, mapping_at, mapping_path
 from modelfleet_contracts.models.inferencecluster import InferenceClusterSpec
-from modelfleet_contracts.objects import remote_manifest
 from modelfleet_contracts.outcome import Outcome
 from pydantic import ValidationError
 
@@ -150,7 +149,7 @@ def _compose_storage(
     obj = observed.get(STORAGE)
     if storage.get("storageClassName"):
         # Observe-only: the class exists once the provider has read it from the cluster.
-        exists = bool(remote_manifest(obj or {}).get("provisioner"))
+        exists = bool(mapping_path(obj, "status", "atProvider", "manifest").get("provisioner"))
         if obj is not None and not exists and _error(obj):
             status["storage"] = rwx_status(class_name, ready=False)
             return Status(

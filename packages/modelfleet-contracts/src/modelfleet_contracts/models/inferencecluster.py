@@ -100,7 +100,7 @@ class AwsEFS(BaseModel):
     Parameters for the AWS EFS CSI driver (efs.csi.aws.com).
     """
 
-    fileSystemId: Annotated[str, Field(pattern='^fs-[0-9a-f]{8,40}$')]
+    fileSystemId: Annotated[str, Field(pattern='^fs-[0-9a-f]{4,40}$')]
     """
     The EFS file system to create access points in.
     """

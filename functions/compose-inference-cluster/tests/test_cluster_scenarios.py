@@ -1,0 +1,225 @@
+"""InferenceCluster scenarios: one example per storage choice, as the observed state evolves."""
+
+from typing import Any
+
+import pytest
+from compose_inference_cluster.core import LWS, NAMESPACE, PROVIDER_CONFIG, STORAGE
+from compose_inference_cluster.fn import NAMED_PROVIDER_CONFIG, run_function
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from modelfleet_contracts.clusters import read_cluster
+from modelfleet_contracts.runner import SafeRunner
+from modelfleet_devtools.requests import (
+    conditions,
+    desired_resources,
+    desired_status,
+    run_function_request,
+)
+from modelfleet_devtools.validation import assert_valid, require_shared_schemas
+from modelfleet_devtools.world import observed_object
+
+RUNNER = SafeRunner(run_function, "compose-inference-cluster")
+KUBECONFIG = {"namespace": "crossplane-system", "name": "gke-us-kubeconfig", "key": "kubeconfig"}
+POOLS = [
+    {
+        "name": "h100",
+        "nodeCount": 4,
+        "gpu": {"count": 8, "memoryGiB": 80, "product": "NVIDIA-H100-80GB-HBM3"},
+        "nodeSelector": {"cloud.google.com/gke-nodepool": "h100"},
+    }
+]
+
+
+def cluster(storage: dict[str, Any] | None, **extra: Any) -> dict[str, Any]:
+    spec: dict[str, Any] = {"connection": {"kubeconfigSecretRef": KUBECONFIG}, "nodePools": POOLS}
+    if storage is not None:
+        spec["storage"] = storage
+    spec.update(extra)
+    return {
+        "apiVersion": "modelfleet.io/v1alpha1",
+        "kind": "InferenceCluster",
+        "metadata": {"name": "gke-us"},
+        "spec": spec,
+    }
+
+
+def run(xr, observed=None, required=None):
+    return RUNNER.run(run_function_request(xr, observed=observed, required=required))
+
+
+def manifest(rsp, key):
+    return desired_resources(rsp)[key]["spec"]["forProvider"]["manifest"]
+
+
+def cond(rsp, typ):
+    c = conditions(rsp)[typ]
+    return (c.status == fnv1.STATUS_CONDITION_TRUE, c.reason)
+
+
+PROVISIONERS = [
+    (
+        "GCP Filestore",
+        {
+            "provisioner": "GCPFilestore",
+            "gcpFilestore": {"network": "my-vpc", "tier": "ENTERPRISE"},
+        },
+        "filestore.csi.storage.gke.io",
+        {"network": "my-vpc", "tier": "ENTERPRISE"},
+    ),
+    (
+        "AWS EFS",
+        {"provisioner": "AWSEFS", "awsEFS": {"fileSystemId": "fs-0123"}},
+        "efs.csi.aws.com",
+        {"provisioningMode": "efs-ap", "fileSystemId": "fs-0123", "directoryPerms": "775"},
+    ),
+    (
+        "Azure Files",
+        {"provisioner": "AzureFiles", "azureFiles": {"skuName": "Premium_LRS"}},
+        "file.csi.azure.com",
+        {"skuName": "Premium_LRS", "protocol": "nfs"},
+    ),
+    (
+        "NFS",
+        {"provisioner": "NFS", "nfs": {"server": "10.0.0.2", "share": "/exports"}},
+        "nfs.csi.k8s.io",
+        {"server": "10.0.0.2", "share": "/exports"},
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("managed", "driver", "parameters"),
+    [p[1:] for p in PROVISIONERS],
+    ids=[p[0] for p in PROVISIONERS],
+)
+def test_managed_storage_class_per_provisioner(managed, driver, parameters):
+    xr = cluster({"managed": managed})
+    rsp = run(xr)
+    sc = manifest(rsp, STORAGE)
+    assert (sc["kind"], sc["provisioner"], sc["parameters"]) == ("StorageClass", driver, parameters)
+    # Nothing observed yet: no status ahead of reality.
+    status = desired_status(rsp)
+    assert "providerConfigName" not in status and "workloadNamespace" not in status
+    assert status["storage"]["ready"] is False
+    assert cond(rsp, "Connected") == (False, "ProviderConfigNotFound")
+    assert cond(rsp, "StorageReady") == (False, "Creating")
+
+    # The provider config exists, the namespace is Active and the class was created.
+    composed = desired_resources(rsp)
+    observed = {
+        PROVIDER_CONFIG: composed[PROVIDER_CONFIG],
+        NAMESPACE: observed_object(
+            composed[NAMESPACE], remote_status={"phase": "Active"}, ready=True
+        ),
+        STORAGE: observed_object(composed[STORAGE], ready=True),
+    }
+    rsp = run(xr, observed)
+    status = desired_status(rsp)
+    assert status["providerConfigName"] == "gke-us"
+    assert status["workloadNamespace"] == "modelfleet"
+    assert status["storage"] == {
+        "storageClassName": "modelfleet-rwx",
+        "accessMode": "ReadWriteMany",
+        "ready": True,
+    }
+    assert cond(rsp, "Connected") == (True, "Available")
+    assert cond(rsp, "StorageReady") == (True, "Available")
+    assert rsp.desired.composite.ready == fnv1.READY_TRUE
+    view = read_cluster(
+        {
+            "metadata": {"name": "gke-us"},
+            "status": status | {"conditions": [{"type": "Connected", "status": "True"}]},
+        }
+    )
+    assert view.reachable and view.has_shared_storage
+    assert [p.gpu_count for p in view.node_pools] == [8]
+
+
+def test_existing_class_is_observed_only_and_reported_missing():
+    xr = cluster({"storageClassName": "filestore-rwx"})
+    rsp = run(xr)
+    obj = desired_resources(rsp)[STORAGE]
+    assert obj["spec"]["managementPolicies"] == ["Observe"]
+    missing = observed_object(
+        obj, synced_error='storageclasses.storage.k8s.io "filestore-rwx" not found'
+    )
+    missing["status"]["atProvider"] = {}
+    rsp = run(xr, {STORAGE: missing})
+    assert cond(rsp, "StorageReady") == (False, "StorageClassNotFound")
+    assert "filestore-rwx" in conditions(rsp)["StorageReady"].message
+
+    found = observed_object(obj, ready=True)
+    found["status"]["atProvider"]["manifest"]["provisioner"] = "filestore.csi.storage.gke.io"
+    rsp = run(xr, {STORAGE: found})
+    assert cond(rsp, "StorageReady") == (True, "Available")
+    assert desired_status(rsp)["storage"]["storageClassName"] == "filestore-rwx"
+
+
+def test_no_storage_is_valid_and_said_so():
+    rsp = run(cluster(None))
+    assert STORAGE not in desired_resources(rsp)
+    assert cond(rsp, "StorageReady") == (True, "NotConfigured")
+    assert "storage" not in desired_status(rsp)
+
+
+def test_named_provider_config_is_reported_only_once_it_exists():
+    xr = cluster(None, connection={"providerConfigName": "gke-us-pc"})
+    first = run(xr)
+    assert set(first.requirements.resources) == {NAMED_PROVIDER_CONFIG}
+    assert PROVIDER_CONFIG not in desired_resources(first)
+    absent = run(xr, required={NAMED_PROVIDER_CONFIG: []})
+    assert "providerConfigName" not in desired_status(absent)
+    assert cond(absent, "Connected") == (False, "ProviderConfigNotFound")
+    present = run(xr, required={NAMED_PROVIDER_CONFIG: [{"metadata": {"name": "gke-us-pc"}}]})
+    assert desired_status(present)["providerConfigName"] == "gke-us-pc"
+    assert manifest(present, NAMESPACE)["kind"] == "Namespace"
+
+
+def test_leaderworkerset_release_and_condition():
+    xr = cluster(None, leaderWorkerSet={"install": True, "version": "0.7.0"})
+    rsp = run(xr)
+    release = desired_resources(rsp)[LWS]
+    assert release["spec"]["forProvider"]["chart"]["version"] == "0.7.0"
+    assert cond(rsp, "LeaderWorkerSetReady") == (False, "Installing")
+    rsp = run(xr, {LWS: observed_object(release, ready=True)})
+    assert cond(rsp, "LeaderWorkerSetReady") == (True, "Installed")
+
+
+def test_namespaced_objects_live_in_crossplane_system():
+    rsp = run(cluster({"managed": PROVISIONERS[0][1]}, leaderWorkerSet={"install": True}))
+    for key, obj in desired_resources(rsp).items():
+        if key != PROVIDER_CONFIG and obj["kind"] != "ClusterProviderConfig":
+            assert obj["metadata"]["namespace"] == "crossplane-system", key
+
+
+@pytest.mark.parametrize(
+    ("name", "mutate", "why"),
+    [
+        (
+            "both connection fields",
+            lambda s: s["connection"].update(providerConfigName="x"),
+            "exactly one",
+        ),
+        ("duplicate pool names", lambda s: s["nodePools"].append(dict(POOLS[0])), "unique"),
+        ("negative node count", lambda s: s["nodePools"][0].update(nodeCount=-1), "nodeCount"),
+    ],
+)
+def test_bad_spec_keeps_what_was_composed_and_says_why(name, mutate, why):
+    good = cluster({"managed": PROVISIONERS[0][1]})
+    composed = desired_resources(run(good))
+    bad = cluster({"managed": PROVISIONERS[0][1]})
+    bad["spec"]["nodePools"] = [dict(p) for p in POOLS]
+    mutate(bad["spec"])
+    rsp = run(bad, composed)
+    assert set(desired_resources(rsp)) == set(composed)
+    c = conditions(rsp)["Connected"]
+    assert c.reason == "InvalidSpec" and why in c.message
+    assert rsp.desired.composite.ready == fnv1.READY_FALSE
+
+
+def test_every_composed_manifest_is_valid():
+    require_shared_schemas()
+    for _, managed, _, _ in PROVISIONERS:
+        rsp = run(cluster({"managed": managed}, leaderWorkerSet={"install": True}))
+        for obj in desired_resources(rsp).values():
+            meta = {"name": "x", **obj.get("metadata", {})}
+            assert_valid(obj | {"metadata": meta})
