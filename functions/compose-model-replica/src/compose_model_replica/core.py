@@ -1,0 +1,162 @@
+"""Deciding what a ModelReplica composes on its cluster, from plain data.
+
+The workload is composed only once the cache is Ready on this cluster (no GPU is held
+while weights download). Once composed it is kept through any later uncertainty — a cache
+or cluster status that flaps, an unresolved requirement — and the status says why.
+"""
+
+from typing import Any
+
+from modelfleet_contracts.api import MODEL_REPLICA
+from modelfleet_contracts.clusters import read_cluster
+from modelfleet_contracts.conditions import Status
+from modelfleet_contracts.fields import list_at, mapping_at
+from modelfleet_contracts.labels import CLUSTER_LABEL, owner_labels
+from modelfleet_contracts.models.modelreplica import ModelReplicaSpec
+from modelfleet_contracts.naming import workload_name
+from modelfleet_contracts.objects import carry_forward, remote_manifest, remote_status
+from modelfleet_contracts.outcome import Outcome
+from pydantic import ValidationError
+
+from compose_model_replica.phase import (
+    READY,
+    WAITING_FOR_CACHE,
+    WAITING_FOR_CLUSTER,
+    ReplicaPhase,
+    derive_replica_phase,
+)
+from compose_model_replica.workloads import workload_objects
+
+WORKLOAD = "workload"
+SERVICE = "service"
+PROGRESS_REASONS = frozenset({"Progressing", WAITING_FOR_CACHE, WAITING_FOR_CLUSTER})
+
+
+def parse_spec(raw: Any) -> tuple[dict[str, Any], str | None]:
+    try:
+        model = ModelReplicaSpec.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        return {}, f"spec.{where}: {first['msg']} ({exc.error_count()} problem(s) in total)"
+    spec = model.model_dump(mode="json", exclude_none=True, warnings=False)
+    engine = spec.get("engine") or {}
+    if engine.get("framework") == "Custom" and not engine.get("command"):
+        return spec, "engine.command is required when engine.framework is Custom"
+    return spec, None
+
+
+def cache_row(cache: dict[str, Any] | None, cluster: str) -> dict[str, Any] | None:
+    """This cluster's row in the ModelCache status (the single source of claim and path)."""
+    for row in list_at(mapping_at(cache, "status"), "clusters"):
+        if isinstance(row, dict) and row.get("name") == cluster:
+            return row
+    return None
+
+
+def _report(phase: ReplicaPhase) -> tuple[dict[str, Any], list[Status], bool]:
+    status = {
+        "phase": phase.phase,
+        "message": phase.message,
+        "replicas": phase.replicas,
+        "readyReplicas": phase.ready_replicas,
+    }
+    ready = phase.phase == READY
+    condition = Status(
+        "WorkloadReady", ready, phase.phase, phase.message or "serving on every replica"
+    )
+    return status, [condition], ready
+
+
+def _kept(
+    observed: dict[str, dict[str, Any]], spec: dict[str, Any], why: str, fallback: str
+) -> Outcome:
+    """Keep the composed workload as it is and report its observed phase plus `why`."""
+    out = Outcome()
+    for key in (WORKLOAD, SERVICE):
+        if key in observed:
+            out.desired[key] = carry_forward(observed[key])
+    workload = observed.get(WORKLOAD)
+    if workload is None:
+        phase = ReplicaPhase(fallback, why, int(spec.get("replicas") or 0), 0)
+    else:
+        kind = str(remote_manifest(workload).get("kind", "Deployment"))
+        seen = derive_replica_phase(
+            kind, int(spec.get("replicas") or 0), remote_status(workload) or None
+        )
+        phase = ReplicaPhase(
+            seen.phase, f"{why}; keeping the running workload", seen.replicas, seen.ready_replicas
+        )
+    out.status, out.conditions, out.ready = _report(phase)
+    return out
+
+
+def compose_replica(
+    xr: dict[str, Any],
+    cluster: list[dict[str, Any]] | None,
+    cache: list[dict[str, Any]] | None,
+    observed: dict[str, dict[str, Any]],
+) -> Outcome:
+    """`cluster` / `cache`: what Crossplane resolved for the requirements (None: unresolved
+    yet; an empty list: it does not exist)."""
+    spec, problem = parse_spec(mapping_at(xr, "spec"))
+    if problem:
+        return Outcome(
+            keep_everything=True,
+            conditions=[Status("WorkloadReady", False, "InvalidSpec", problem)],
+        )
+    uses_cache = bool(spec.get("modelCacheRef"))
+    if cluster is None or (uses_cache and cache is None):
+        return Outcome(keep_everything=True)
+
+    cluster_name = spec["clusterName"]
+    if not cluster:
+        return _kept(
+            observed, spec, f"InferenceCluster {cluster_name} not found", WAITING_FOR_CLUSTER
+        )
+    view = read_cluster(cluster[0])
+    if not view.reachable:
+        return _kept(
+            observed, spec, f"cluster {cluster_name} is not connected", WAITING_FOR_CLUSTER
+        )
+
+    claim_name = cache_path = None
+    if uses_cache:
+        cache_name = spec["modelCacheRef"]["name"]
+        row = cache_row(cache[0] if cache else None, cluster_name)
+        if not cache:
+            why = f"ModelCache {cache_name} not found"
+        elif row is None:
+            why = f"ModelCache {cache_name} does not stage to cluster {cluster_name}"
+        elif row.get("phase") != "Ready":
+            detail = f": {row['message']}" if row.get("message") else ""
+            phase = row.get("phase", "Pending")
+            why = f"ModelCache {cache_name} is {phase} on {cluster_name}{detail}"
+        else:
+            why = ""
+        if why:
+            return _kept(observed, spec, why, WAITING_FOR_CACHE)
+        assert row is not None
+        claim_name, cache_path = str(row.get("claimName") or ""), str(row.get("path") or "")
+
+    metadata = mapping_at(xr, "metadata")
+    name, namespace = str(metadata.get("name", "")), str(metadata.get("namespace", ""))
+    labels = {**owner_labels(MODEL_REPLICA, name, namespace), CLUSTER_LABEL: cluster_name}
+    workload, service = workload_objects(
+        spec,
+        name=workload_name(namespace, name),
+        namespace=view.workload_namespace or "",
+        provider_config=view.provider_config_name or "",
+        labels=labels,
+        claim_name=claim_name,
+        cache_path=cache_path,
+    )
+    out = Outcome(desired={WORKLOAD: workload, SERVICE: service})
+    observed_workload = observed.get(WORKLOAD)
+    phase = derive_replica_phase(
+        workload["spec"]["forProvider"]["manifest"]["kind"],
+        int(spec.get("replicas") or 0),
+        remote_status(observed_workload) if observed_workload else None,
+    )
+    out.status, out.conditions, out.ready = _report(phase)
+    return out

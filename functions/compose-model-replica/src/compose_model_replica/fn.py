@@ -1,0 +1,43 @@
+"""The gRPC edge of compose-model-replica."""
+
+from typing import Any
+
+from crossplane.function import request, resource, response
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from modelfleet_contracts.api import API_VERSION, INFERENCE_CLUSTER, MODEL_CACHE
+from modelfleet_contracts.fields import mapping_at
+from modelfleet_contracts.outcome import apply_outcome
+
+from compose_model_replica.core import PROGRESS_REASONS, compose_replica
+
+CLUSTER = "inference-cluster"
+CACHE = "model-cache"
+
+
+def _resolved(req: fnv1.RunFunctionRequest, name: str) -> list[dict[str, Any]] | None:
+    return request.get_required_resources(req, name) if name in req.required_resources else None
+
+
+def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+    xr = resource.struct_to_dict(req.observed.composite.resource)
+    spec = mapping_at(xr, "spec")
+    cluster_name = spec.get("clusterName")
+    cache_name = mapping_at(spec, "modelCacheRef").get("name")
+    if isinstance(cluster_name, str) and cluster_name:
+        response.require_resources(
+            rsp, CLUSTER, API_VERSION, INFERENCE_CLUSTER, match_name=cluster_name
+        )
+    if isinstance(cache_name, str) and cache_name:
+        response.require_resources(
+            rsp,
+            CACHE,
+            API_VERSION,
+            MODEL_CACHE,
+            match_name=cache_name,
+            namespace=str(mapping_at(xr, "metadata").get("namespace", "")),
+        )
+    observed = {
+        name: resource.struct_to_dict(r.resource) for name, r in req.observed.resources.items()
+    }
+    outcome = compose_replica(xr, _resolved(req, CLUSTER), _resolved(req, CACHE), observed)
+    apply_outcome(req, rsp, xr, outcome, progress_reasons=PROGRESS_REASONS)

@@ -1,0 +1,73 @@
+"""A replica's phase from the observed Deployment or LeaderWorkerSet."""
+
+from dataclasses import dataclass
+from typing import Any
+
+from modelfleet_contracts.fields import list_at
+
+WAITING_FOR_CLUSTER = "WaitingForCluster"
+WAITING_FOR_CACHE = "WaitingForCache"
+PROGRESSING = "Progressing"
+READY = "Ready"
+DEGRADED = "Degraded"
+FAILED = "Failed"
+
+
+@dataclass(frozen=True)
+class ReplicaPhase:
+    phase: str
+    message: str
+    replicas: int = 0
+    ready_replicas: int = 0
+
+
+def _condition(status: dict[str, Any], typ: str) -> dict[str, Any]:
+    for c in list_at(status, "conditions"):
+        if isinstance(c, dict) and c.get("type") == typ:
+            return c
+    return {}
+
+
+def derive_replica_phase(
+    kind: str, desired_replicas: int, status: dict[str, Any] | None
+) -> ReplicaPhase:
+    """`status`: the workload's observed status (None: not observed yet)."""
+    what = "gangs" if kind == "LeaderWorkerSet" else "pods"
+    if status is None:
+        return ReplicaPhase(PROGRESSING, f"creating the {kind}", desired_replicas, 0)
+    ready = int(status.get("readyReplicas") or 0)
+    updated = int(status.get("updatedReplicas") or 0)
+    available = _condition(status, "Available").get("status") == "True"
+    progressing = _condition(status, "Progressing")
+    updating = _condition(status, "UpdateInProgress").get("status") == "True"
+    if (
+        progressing.get("status") == "False"
+        and progressing.get("reason") == "ProgressDeadlineExceeded"
+    ):
+        return ReplicaPhase(
+            FAILED,
+            f"{kind} made no progress: {progressing.get('message', 'deadline exceeded')}",
+            desired_replicas,
+            ready,
+        )
+    if _condition(status, "Failed").get("status") == "True":
+        failed = _condition(status, "Failed")
+        return ReplicaPhase(
+            FAILED, f"{kind} failed: {failed.get('message', '')}", desired_replicas, ready
+        )
+    if available and ready >= desired_replicas and (updated >= desired_replicas) and not updating:
+        return ReplicaPhase(READY, "", desired_replicas, ready)
+    if updating or updated < desired_replicas:
+        return ReplicaPhase(
+            PROGRESSING,
+            f"rolling out: {updated}/{desired_replicas} {what} updated",
+            desired_replicas,
+            ready,
+        )
+    if 0 < ready < desired_replicas or (ready and not available):
+        return ReplicaPhase(
+            DEGRADED, f"{ready}/{desired_replicas} {what} ready", desired_replicas, ready
+        )
+    return ReplicaPhase(
+        PROGRESSING, f"{ready}/{desired_replicas} {what} ready", desired_replicas, ready
+    )

@@ -1,0 +1,79 @@
+"""The engine pod every replica runs — single node, gang leader or gang worker alike:
+the cache mounted at /mnt/models, GPUs, a memory-backed /dev/shm, the pool's placement."""
+
+from typing import Any
+
+from modelfleet_contracts.mounts import CACHE_VOLUME_NAME, MODEL_MOUNT_PATH
+
+SHM_VOLUME = "dshm"
+LWS_WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
+
+
+def identity_env(nodes: int) -> list[dict[str, Any]]:
+    """MODELFLEET_* aliases: the same names whether the pod is alone or in a gang."""
+    if nodes > 1:
+        return [
+            {"name": "MODELFLEET_LEADER_ADDRESS", "value": "$(LWS_LEADER_ADDRESS)"},
+            {"name": "MODELFLEET_RANK", "value": "$(LWS_WORKER_INDEX)"},
+            {"name": "MODELFLEET_GROUP_SIZE", "value": "$(LWS_GROUP_SIZE)"},
+        ]
+    return [
+        {
+            "name": "MODELFLEET_LEADER_ADDRESS",
+            "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}},
+        },
+        {"name": "MODELFLEET_RANK", "value": "0"},
+        {"name": "MODELFLEET_GROUP_SIZE", "value": "1"},
+    ]
+
+
+def engine_pod(
+    spec: dict[str, Any],
+    *,
+    labels: dict[str, str],
+    command: list[str],
+    args: list[str],
+    claim_name: str | None,
+    serving: bool,
+) -> dict[str, Any]:
+    """A pod template. `serving`: the pod answers requests (single node or leader)."""
+    engine = spec.get("engine") or {}
+    gpus = int(spec.get("gpusPerNode") or 1)
+    port = int(engine.get("port") or 8000)
+    mounts: list[dict[str, Any]] = [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}]
+    volumes: list[dict[str, Any]] = [{"name": SHM_VOLUME, "emptyDir": {"medium": "Memory"}}]
+    if claim_name:
+        mounts.append({"name": CACHE_VOLUME_NAME, "mountPath": MODEL_MOUNT_PATH, "readOnly": True})
+        volumes.append(
+            {
+                "name": CACHE_VOLUME_NAME,
+                "persistentVolumeClaim": {"claimName": claim_name, "readOnly": True},
+            }
+        )
+    container: dict[str, Any] = {
+        "name": "engine",
+        "image": engine.get("image") or "vllm/vllm-openai:v0.11.0",
+        "env": identity_env(int(spec.get("nodes") or 1)) + list(engine.get("env") or []),
+        "resources": {
+            "limits": {"nvidia.com/gpu": str(gpus)},
+            "requests": {"nvidia.com/gpu": str(gpus)},
+        },
+        "volumeMounts": mounts,
+    }
+    if command:
+        container["command"] = command
+    if args:
+        container["args"] = args
+    if serving:
+        container["ports"] = [{"name": "http", "containerPort": port}]
+        container["readinessProbe"] = {
+            "tcpSocket": {"port": port},
+            "periodSeconds": 10,
+            "failureThreshold": 3,
+        }
+    pod: dict[str, Any] = {"containers": [container], "volumes": volumes}
+    if spec.get("nodeSelector"):
+        pod["nodeSelector"] = dict(spec["nodeSelector"])
+    if spec.get("tolerations"):
+        pod["tolerations"] = list(spec["tolerations"])
+    return {"metadata": {"labels": dict(labels)}, "spec": pod}
