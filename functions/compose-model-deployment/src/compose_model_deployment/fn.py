@@ -1,0 +1,55 @@
+"""The gRPC edge of compose-model-deployment."""
+
+from typing import Any
+
+from crossplane.function import request, resource, response
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from modelfleet_contracts.api import API_VERSION, INFERENCE_CLUSTER, MODEL_CACHE, MODEL_REPLICA
+from modelfleet_contracts.fields import mapping_at
+from modelfleet_contracts.outcome import apply_outcome
+
+from compose_model_deployment.core import PROGRESS_REASONS, schedule
+
+CLUSTERS = "inference-clusters"
+CACHE = "model-cache"
+# Every ModelReplica in the fleet, whatever its namespace: capacity is shared by all teams.
+REPLICAS = "model-replicas"
+
+
+def _resolved(req: fnv1.RunFunctionRequest, name: str) -> list[dict[str, Any]] | None:
+    return request.get_required_resources(req, name) if name in req.required_resources else None
+
+
+def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+    xr = resource.struct_to_dict(req.observed.composite.resource)
+    spec = mapping_at(xr, "spec")
+    labels = mapping_at(mapping_at(spec, "clusterSelector"), "matchLabels")
+    response.require_resources(
+        rsp,
+        CLUSTERS,
+        API_VERSION,
+        INFERENCE_CLUSTER,
+        match_labels={str(k): str(v) for k, v in labels.items()},
+    )
+    response.require_resources(rsp, REPLICAS, API_VERSION, MODEL_REPLICA, match_labels={})
+    cache_name = mapping_at(spec, "modelCacheRef").get("name")
+    if isinstance(cache_name, str) and cache_name:
+        response.require_resources(
+            rsp,
+            CACHE,
+            API_VERSION,
+            MODEL_CACHE,
+            match_name=cache_name,
+            namespace=str(mapping_at(xr, "metadata").get("namespace", "")),
+        )
+    observed = {
+        name: resource.struct_to_dict(r.resource) for name, r in req.observed.resources.items()
+    }
+    outcome = schedule(
+        xr,
+        _resolved(req, CLUSTERS),
+        _resolved(req, CACHE),
+        _resolved(req, REPLICAS),
+        observed,
+    )
+    apply_outcome(req, rsp, xr, outcome, progress_reasons=PROGRESS_REASONS)

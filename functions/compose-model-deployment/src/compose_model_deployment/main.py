@@ -1,0 +1,10 @@
+"""`compose-model-deployment`: serve the function with the SDK's standard flags."""
+
+from modelfleet_contracts.runner import SafeRunner
+from modelfleet_contracts.serve import function_cli
+
+from compose_model_deployment.fn import run_function
+
+NAME = "compose-model-deployment"
+
+cli = function_cli(lambda: SafeRunner(run_function, NAME), NAME)

@@ -1,0 +1,32 @@
+"""Spreading serving groups over clusters: deterministic, sticky, capacity-bound.
+
+Scale-up adds to the least-loaded eligible cluster (ties: by name); scale-down removes
+from the most-loaded (ties: the reverse), so scaling up and back down returns to where it
+started. Replicas already placed stay while their cluster exists and matches, whatever
+its status says for a moment.
+"""
+
+
+def place(
+    desired: int,
+    current: dict[str, int],
+    slots: dict[str, int],
+) -> dict[str, int]:
+    """`current`: replicas per cluster to keep (sticky); `slots`: how many more groups
+    each eligible cluster can take beyond its current ones. Returns replicas per cluster
+    (clusters with zero left out)."""
+    placement = {c: n for c, n in current.items() if n > 0}
+    while sum(placement.values()) > desired:
+        most = max(placement, key=lambda c: (placement[c], c))
+        placement[most] -= 1
+        if placement[most] == 0:
+            del placement[most]
+    free = dict(slots)
+    while sum(placement.values()) < desired:
+        open_clusters = [c for c, n in free.items() if n > 0]
+        if not open_clusters:
+            break
+        least = min(open_clusters, key=lambda c: (placement.get(c, 0), c))
+        placement[least] = placement.get(least, 0) + 1
+        free[least] -= 1
+    return placement
