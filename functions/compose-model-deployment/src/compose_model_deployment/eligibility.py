@@ -44,12 +44,6 @@ def evaluate_cluster(
     """Candidate or the reason `view` cannot host a group of this deployment."""
     if not view.reachable:
         return Rejection(view.name, "NoClusters", f"cluster {view.name} is not connected")
-    if cache_name and view.name not in cache_clusters:
-        return Rejection(
-            view.name,
-            "ModelCacheNotFound",
-            f"ModelCache {cache_name} does not stage to cluster {view.name}",
-        )
     shapes: list[tuple[NodePool, GroupSize]] = []
     reasons: list[str] = []
     for pool in sorted(view.node_pools, key=lambda p: p.name):
@@ -79,6 +73,12 @@ def evaluate_cluster(
                 )
             return Rejection(view.name, "SharedStorageRequired", message)
         shapes = single
+    if cache_name and view.name not in cache_clusters:
+        return Rejection(
+            view.name,
+            "ModelCacheNotFound",
+            f"ModelCache {cache_name} does not stage to cluster {view.name}",
+        )
     options = [
         Candidate(view, pool, size, pool.node_count - used_nodes.get((view.name, pool.name), 0))
         for pool, size in shapes

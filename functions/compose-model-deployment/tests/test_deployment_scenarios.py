@@ -1,0 +1,186 @@
+"""ModelDeployment scenarios: where groups land, and why they do not."""
+
+import pytest
+from compose_model_deployment.eligibility import SHARED_STORAGE_MESSAGE
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from deployment_world import cache_on, deployment, other_replica, placement, rows, schedule
+from modelfleet_devtools.requests import conditions, desired_resources, desired_status
+from modelfleet_devtools.validation import assert_valid
+from modelfleet_devtools.world import H100, inference_cluster
+
+RWX = inference_cluster("gke-us")
+NO_RWX = inference_cluster("onprem-eu", storage_class=None)
+A100 = {**H100, "name": "a100", "nodeCount": 2, "gpu": {"count": 4, "memoryGiB": 40}}
+
+
+def reason(rsp, typ="Scheduled"):
+    c = conditions(rsp)[typ]
+    return (c.status == fnv1.STATUS_CONDITION_TRUE, c.reason)
+
+
+def test_seed_case_a_1_2_tb_model_lands_only_where_there_is_shared_storage():
+    # 1200 GiB over 8 x 80 GiB per node -> 2-node groups.
+    xr = deployment(replicas=1, modelCacheRef={"name": "kimi-k2"}, resources={"vramGiB": 1200})
+    rsp = schedule(xr, [RWX, NO_RWX], cache=cache_on("gke-us"))
+    assert placement(rsp) == {"gke-us": 1}
+    replica = next(iter(desired_resources(rsp).values()))
+    assert (replica["spec"]["nodes"], replica["spec"]["gpusPerNode"]) == (2, 8)
+    assert replica["spec"]["nodeSelector"] == H100["nodeSelector"]
+    assert replica["spec"]["modelCacheRef"] == {"name": "kimi-k2"}
+    assert reason(rsp) == (True, "Scheduled")
+    rejected = rows(rsp)["onprem-eu"]
+    assert rejected["replicas"] == 0
+    assert f"{SHARED_STORAGE_MESSAGE} onprem-eu" in rejected["message"]
+
+
+def test_multi_node_without_any_shared_storage_is_rejected_with_the_spec_message():
+    xr = deployment(replicas=1, modelCacheRef={"name": "kimi-k2"}, resources={"vramGiB": 1200})
+    rsp = schedule(xr, [NO_RWX], cache=cache_on("onprem-eu"))
+    assert placement(rsp) == {}
+    ok, why = reason(rsp)
+    assert (ok, why) == (False, "SharedStorageRequired")
+    assert "multi-node model requires shared storage on the inference cluster onprem-eu" in (
+        conditions(rsp)["Scheduled"].message
+    )
+
+
+def test_multi_node_with_storage_but_no_cache_asks_for_a_cache():
+    xr = deployment(replicas=1, nodes=2)
+    rsp = schedule(xr, [RWX])
+    assert reason(rsp) == (False, "SharedStorageRequired")
+    assert "ModelCache" in rows(rsp)["gke-us"]["message"]
+
+
+def test_single_node_model_needs_no_storage_and_uses_the_pool_gpus():
+    xr = deployment(replicas=2, resources={"vramGiB": 16})
+    rsp = schedule(xr, [NO_RWX])
+    assert placement(rsp) == {"onprem-eu": 2}
+    replica = next(iter(desired_resources(rsp).values()))
+    assert (replica["spec"]["nodes"], replica["spec"]["gpusPerNode"]) == (1, 8)
+
+
+def test_replicas_spread_over_clusters_deterministically():
+    clusters = [inference_cluster(n) for n in ("c", "a", "b")]
+    rsp = schedule(deployment(replicas=4), clusters)
+    assert placement(rsp) == {"a": 2, "b": 1, "c": 1}
+    assert desired_status(rsp)["summary"]["ready"] == "0/4"
+
+
+def test_capacity_counts_other_teams_replicas():
+    # 4 nodes per cluster; another team runs 1 x 3-node group on gke-us.
+    xr = deployment(replicas=2, nodes=2, modelCacheRef={"name": "kimi-k2"})
+    others = [other_replica("gke-us", "h100", 1, 3)]
+    b = inference_cluster("gke-b")
+    rsp = schedule(xr, [RWX, b], cache=cache_on("gke-us", "gke-b"), others=others)
+    assert placement(rsp) == {"gke-b": 2}
+
+
+def test_insufficient_capacity_places_what_fits_and_says_so():
+    xr = deployment(replicas=3, nodes=2, modelCacheRef={"name": "kimi-k2"})
+    rsp = schedule(xr, [RWX], cache=cache_on("gke-us"))
+    assert placement(rsp) == {"gke-us": 2}
+    assert reason(rsp) == (False, "InsufficientCapacity")
+
+
+def test_pool_with_too_few_gpus_is_not_a_candidate():
+    small = inference_cluster("small", node_pools=[A100])
+    rsp = schedule(deployment(resources={"gpusPerNode": 8}), [small])
+    assert placement(rsp) == {}
+    assert reason(rsp) == (False, "InsufficientCapacity")
+    assert "fewer than gpusPerNode 8" in rows(rsp)["small"]["message"]
+
+
+def test_deployment_with_a_cache_goes_only_where_the_cache_is():
+    b = inference_cluster("gke-b")
+    xr = deployment(replicas=2, modelCacheRef={"name": "kimi-k2"})
+    rsp = schedule(xr, [RWX, b], cache=cache_on("gke-us"))
+    assert placement(rsp) == {"gke-us": 2}
+    assert "does not stage" in rows(rsp)["gke-b"]["message"]
+
+
+def test_missing_cache_holds_placement():
+    xr = deployment(replicas=1, modelCacheRef={"name": "kimi-k2"})
+    placed = desired_resources(schedule(xr, [RWX], cache=cache_on("gke-us")))
+    rsp = schedule(xr, [RWX], cache=None, observed=placed)
+    assert reason(rsp) == (False, "ModelCacheNotFound")
+    assert set(desired_resources(rsp)) == set(placed)
+
+
+def test_no_matching_cluster():
+    xr = deployment(clusterSelector={"matchLabels": {"modelfleet.io/region": "mars"}})
+    rsp = schedule(xr, [RWX])
+    assert reason(rsp) == (False, "NoClusters")
+    assert rsp.desired.composite.ready == fnv1.READY_FALSE
+
+
+def test_unresolved_requirements_keep_every_replica():
+    from compose_model_deployment.fn import run_function  # noqa: F401
+    from modelfleet_devtools.requests import run_function_request
+
+    xr = deployment(replicas=2)
+    placed = desired_resources(schedule(xr, [RWX]))
+    from deployment_world import RUNNER
+
+    rsp = RUNNER.run(run_function_request(xr, observed=placed))
+    assert set(desired_resources(rsp)) == set(placed)
+
+
+@pytest.mark.parametrize(
+    "flap",
+    [
+        inference_cluster("gke-us", connected=False),
+        inference_cluster("gke-us", node_pools=[]),
+        {
+            "apiVersion": "modelfleet.io/v1alpha1",
+            "kind": "InferenceCluster",
+            "metadata": {"name": "gke-us"},
+        },
+    ],
+    ids=["disconnected", "pools missing from status", "status gone"],
+)
+def test_a_flapping_cluster_keeps_its_replica(flap):
+    xr = deployment(replicas=2)
+    placed = desired_resources(schedule(xr, [RWX]))
+    rsp = schedule(xr, [flap], observed=placed)
+    assert placement(rsp) == {"gke-us": 2}
+
+
+def test_a_deleted_or_unmatched_cluster_loses_its_replica():
+    xr = deployment(replicas=1, clusterSelector={"matchLabels": {"tier": "gold"}})
+    gold = inference_cluster("gold", labels={"tier": "gold"})
+    placed = desired_resources(schedule(xr, [gold]))
+    demoted = inference_cluster("gold", labels={"tier": "bronze"})
+    assert placement(schedule(xr, [demoted], observed=placed)) == {}
+
+
+def test_scale_subresource_replicas_drive_placement():
+    clusters = [inference_cluster(n) for n in ("a", "b")]
+    xr = deployment(replicas=1)
+    one = desired_resources(schedule(xr, clusters))
+    xr["spec"]["replicas"] = 3  # kubectl scale md/kimi-k2 --replicas 3
+    rsp = schedule(xr, clusters, observed=one)
+    assert placement(rsp) == {"a": 2, "b": 1}
+    assert desired_status(rsp)["replicas"]["desired"] == 3
+
+
+def test_ready_counts_from_the_observed_replicas():
+    xr = deployment(replicas=1)
+    placed = desired_resources(schedule(xr, [RWX]))
+    key = next(iter(placed))
+    placed[key]["status"] = {"phase": "Ready", "readyReplicas": 1, "replicas": 1}
+    rsp = schedule(xr, [RWX], observed=placed)
+    assert desired_status(rsp)["summary"]["ready"] == "1/1"
+    assert rows(rsp)["gke-us"]["phase"] == "Ready"
+    assert reason(rsp, "Available") == (True, "Available")
+    assert rsp.desired.composite.ready == fnv1.READY_TRUE
+
+
+def test_composed_replicas_are_valid_model_replicas():
+    xr = deployment(
+        replicas=3,
+        modelCacheRef={"name": "kimi-k2"},
+        resources={"vramGiB": 1200},
+        placement={"exclusiveTopology": "cloud.google.com/gke-nodepool"},
+    )
+    for obj in desired_resources(schedule(xr, [RWX], cache=cache_on("gke-us"))).values():
+        assert_valid(obj | {"metadata": {**obj["metadata"], "namespace": "ml-team"}})
