@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from typing import Any
 
-from modelfleet_contracts.fields import list_at
+from modelfleet_contracts.fields import int_at, list_at
 
 WAITING_FOR_CLUSTER = "WaitingForCluster"
 WAITING_FOR_CACHE = "WaitingForCache"
@@ -35,8 +35,8 @@ def derive_replica_phase(
     what = "gangs" if kind == "LeaderWorkerSet" else "pods"
     if status is None:
         return ReplicaPhase(PROGRESSING, f"creating the {kind}", desired_replicas, 0)
-    ready = int(status.get("readyReplicas") or 0)
-    updated = int(status.get("updatedReplicas") or 0)
+    ready = int_at(status, "readyReplicas")
+    updated = int_at(status, "updatedReplicas")
     available = _condition(status, "Available").get("status") == "True"
     progressing = _condition(status, "Progressing")
     updating = _condition(status, "UpdateInProgress").get("status") == "True"

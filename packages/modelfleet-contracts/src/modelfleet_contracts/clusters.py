@@ -49,7 +49,7 @@ class ClusterView:
 
 
 def _condition_true(status: dict[str, Any], typ: str) -> bool:
-    for c in status.get("conditions") or []:
+    for c in list_at(status, "conditions"):
         if isinstance(c, dict) and c.get("type") == typ:
             return c.get("status") == "True"
     return False

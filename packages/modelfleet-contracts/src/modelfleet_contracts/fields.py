@@ -24,3 +24,14 @@ def mapping_path(obj: Any, *keys: str) -> dict[str, Any]:
     for key in keys:
         obj = mapping_at(obj, key)
     return obj if isinstance(obj, dict) else {}
+
+
+def int_at(obj: Any, key: str, default: int = 0) -> int:
+    """`obj[key]` as an int (Crossplane sends numbers as floats), `default` if it is not one."""
+    value = obj.get(key) if isinstance(obj, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return default
+    try:
+        return int(value)
+    except (OverflowError, ValueError):
+        return default

@@ -3,6 +3,7 @@
 from typing import Any
 
 from modelfleet_contracts.api import OBJECT_API_VERSION, OBJECT_KIND, PROVIDER_CONFIG_KIND
+from modelfleet_contracts.fields import mapping_at, mapping_path
 
 # Management policies. Without "Delete", deleting the Object leaves the remote object in
 # place (the namespaced v2 Object has no deletionPolicy; this is how Retain is expressed).
@@ -80,14 +81,13 @@ def secret_key_patch(
 
 def remote_manifest(observed_object: dict[str, Any]) -> dict[str, Any]:
     """The remote manifest an observed Object applies (`spec.forProvider.manifest`)."""
-    return observed_object.get("spec", {}).get("forProvider", {}).get("manifest", {}) or {}
+    return mapping_path(observed_object, "spec", "forProvider", "manifest")
 
 
 def remote_status(observed_object: dict[str, Any]) -> dict[str, Any]:
     """The remote object's status as provider-kubernetes last observed it
     (`status.atProvider.manifest.status`)."""
-    at_provider = observed_object.get("status", {}).get("atProvider", {}) or {}
-    return (at_provider.get("manifest") or {}).get("status", {}) or {}
+    return mapping_path(observed_object, "status", "atProvider", "manifest", "status")
 
 
 _SERVER_SET_METADATA = (
@@ -108,7 +108,7 @@ def carry_forward(observed: dict[str, Any]) -> dict[str, Any]:
     """An observed composed resource as a desired one: same identity and spec, no status and
     no server-set metadata. Used to keep what was composed when an input is uncertain."""
     metadata = {
-        k: v for k, v in (observed.get("metadata") or {}).items() if k not in _SERVER_SET_METADATA
+        k: v for k, v in mapping_at(observed, "metadata").items() if k not in _SERVER_SET_METADATA
     }
     desired: dict[str, Any] = {
         "apiVersion": observed.get("apiVersion"),

@@ -1,0 +1,40 @@
+"""Properties of compose-inference-cluster under random specs and observed states."""
+
+import copy
+
+from hypothesis import given
+from hypothesis import strategies as st
+from modelfleet_devtools.fuzz import crashed, mutate, says_something
+from modelfleet_devtools.requests import desired_resources
+from modelfleet_devtools.world import observed_object
+from test_cluster_scenarios import PROVISIONERS, cluster, run
+
+XR = cluster({"managed": PROVISIONERS[0][1]}, leaderWorkerSet={"install": True})
+COMPOSED = desired_resources(run(XR))
+OBSERVED = {
+    k: observed_object(v, ready=True) if "spec" in v and "forProvider" in v["spec"] else v
+    for k, v in COMPOSED.items()
+}
+
+
+@given(st.data())
+def test_random_specs_never_crash_and_never_go_silent(data):
+    xr = copy.deepcopy(XR)
+    xr["spec"] = mutate(data, xr["spec"])
+    rsp = run(xr, OBSERVED)
+    assert not crashed(rsp)
+    assert says_something(rsp)
+    if any(c.reason == "InvalidSpec" for c in rsp.conditions):
+        assert set(desired_resources(rsp)) == set(OBSERVED)
+
+
+@given(st.data())
+def test_flapping_observed_state_never_drops_what_the_spec_asks_for(data):
+    observed = {
+        k: (v | {"status": mutate(data, v["status"])} if "status" in v else v)
+        for k, v in OBSERVED.items()
+        if data.draw(st.booleans())
+    }
+    rsp = run(XR, observed)
+    assert not crashed(rsp)
+    assert set(desired_resources(rsp)) == set(COMPOSED)

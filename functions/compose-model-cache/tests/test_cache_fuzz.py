@@ -1,0 +1,51 @@
+"""Properties of compose-model-cache under random specs and a flapping, half-observed world."""
+
+import copy
+
+from cache_world import desired_resources, model_cache, reconcile, rows
+from compose_model_cache.core import resource_keys
+from hypothesis import given
+from hypothesis import strategies as st
+from modelfleet_devtools.fuzz import crashed, mutate, says_something
+from modelfleet_devtools.world import inference_cluster, observed_object
+
+CLUSTERS = [inference_cluster("gke-us"), inference_cluster("gke-eu")]
+XR = model_cache(huggingFace={"repo": "Qwen/Qwen3-0.6B", "tokenSecretRef": {"name": "hf"}})
+COMPOSED = desired_resources(reconcile(XR, CLUSTERS))
+OBSERVED = {k: observed_object(v, remote_status={"phase": "Bound"}) for k, v in COMPOSED.items()}
+CLAIMS = [resource_keys(c["metadata"]["name"])[0] for c in CLUSTERS]
+JOBS = {resource_keys(c["metadata"]["name"])[2]: c["metadata"]["name"] for c in CLUSTERS}
+
+
+@given(st.data())
+def test_random_specs_never_crash_and_never_go_silent(data):
+    xr = copy.deepcopy(XR)
+    xr["spec"] = mutate(data, xr["spec"])
+    rsp = reconcile(xr, CLUSTERS, OBSERVED)
+    assert not crashed(rsp)
+    assert says_something(rsp)
+    if any(c.reason == "InvalidSpec" for c in rsp.conditions):
+        assert set(desired_resources(rsp)) == set(OBSERVED), "an invalid spec keeps everything"
+
+
+@given(st.data())
+def test_a_flapping_half_observed_world_never_drops_a_claim(data):
+    clusters = [
+        c | {"status": mutate(data, c["status"])} if data.draw(st.booleans()) else c
+        for c in CLUSTERS
+    ]
+    observed = {
+        k: (v | {"status": mutate(data, v["status"])} if data.draw(st.booleans()) else v)
+        for k, v in OBSERVED.items()
+        if data.draw(st.booleans())
+    }
+    rsp = reconcile(XR, clusters, observed)
+    assert not crashed(rsp)
+    desired = desired_resources(rsp)
+    for claim in CLAIMS:
+        if claim in observed:
+            assert claim in desired, f"{claim} dropped while its cluster still matches"
+    phases = {r["name"]: r["phase"] for r in rows(rsp).values()}
+    for job, cluster in JOBS.items():
+        if job in observed and phases.get(cluster) != "Ready":
+            assert job in desired, f"{job} dropped before the weights were complete"

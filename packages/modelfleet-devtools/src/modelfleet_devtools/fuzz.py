@@ -1,0 +1,96 @@
+"""Hypothesis building blocks for fuzzing functions: random JSON and mutated objects.
+
+The quick profile runs in CI; `MODELFLEET_FUZZ_PROFILE=long uv run pytest -m fuzz` runs
+at least 10,000 cases per property (profiles are set in the root conftest.py).
+"""
+
+import copy
+from typing import Any
+
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from hypothesis import strategies as st
+
+# Strings a user or a broken controller could put anywhere, hostile ones included.
+NASTY_STRINGS = st.sampled_from(
+    [
+        "",
+        " ",
+        "; rm -rf /",
+        "$(id)",
+        "`id`",
+        "a\nb",
+        "--help",
+        "../../etc/passwd",
+        "\u0430dmin",  # Cyrillic a
+        "x" * 300,
+        "True",
+        "0",
+        "-1",
+        "null",
+    ]
+)
+
+JSON_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**31), max_value=2**31),
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
+    NASTY_STRINGS,
+    st.text(max_size=20),
+)
+
+JSON = st.recursive(
+    JSON_SCALARS,
+    lambda children: st.one_of(
+        st.lists(children, max_size=3),
+        st.dictionaries(st.text(max_size=8), children, max_size=3),
+    ),
+    max_leaves=8,
+)
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    paths = [prefix]
+    if isinstance(value, dict):
+        for k, v in value.items():
+            paths += _paths(v, (*prefix, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            paths += _paths(v, (*prefix, i))
+    return paths
+
+
+def mutate(data: st.DataObject, value: Any, max_changes: int = 3) -> Any:
+    """A copy of `value` with up to `max_changes` random edits: a field deleted, replaced by
+    random JSON (often of the wrong type), or a new field added."""
+    value = copy.deepcopy(value)
+    for _ in range(data.draw(st.integers(min_value=1, max_value=max_changes))):
+        paths = [p for p in _paths(value) if p]
+        if not paths:
+            return value
+        path = data.draw(st.sampled_from(paths))
+        parent = value
+        for step in path[:-1]:
+            parent = parent[step]
+        action = data.draw(st.sampled_from(["delete", "replace", "add"]))
+        if action == "delete":
+            del parent[path[-1]]
+        elif action == "replace":
+            parent[path[-1]] = data.draw(JSON)
+        elif isinstance(parent[path[-1]], dict):
+            parent[path[-1]][data.draw(st.text(max_size=8))] = data.draw(JSON)
+        else:
+            parent[path[-1]] = data.draw(JSON)
+    return value
+
+
+def crashed(rsp: fnv1.RunFunctionResponse) -> bool:
+    """Whether the runner's last line of defence caught an exception."""
+    return any(c.type == "FunctionError" for c in rsp.conditions)
+
+
+def says_something(rsp: fnv1.RunFunctionResponse) -> bool:
+    """A response either composes something, sets a status, or explains with a message."""
+    has_status = bool(rsp.desired.composite.resource.fields)
+    explained = any(c.message for c in rsp.conditions)
+    return bool(rsp.desired.resources) or has_status or explained
