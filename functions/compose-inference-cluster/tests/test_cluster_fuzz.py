@@ -38,3 +38,18 @@ def test_flapping_observed_state_never_drops_what_the_spec_asks_for(data):
     rsp = run(XR, observed)
     assert not crashed(rsp)
     assert set(desired_resources(rsp)) == set(COMPOSED)
+
+
+NAMED = copy.deepcopy(XR)
+NAMED["spec"]["connection"] = {"providerConfigName": "gke-us-pc"}
+
+
+@given(st.data())
+def test_unresolved_provider_config_keeps_whatever_was_composed(data):
+    kept = {
+        k: v for k, v in OBSERVED.items() if k != "provider-config" and data.draw(st.booleans())
+    }
+    rsp = run(NAMED, kept)  # no required resources: Crossplane has not resolved them yet
+    assert not crashed(rsp)
+    assert says_something(rsp)
+    assert set(desired_resources(rsp)) == set(kept)

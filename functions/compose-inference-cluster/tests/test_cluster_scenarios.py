@@ -14,7 +14,7 @@ from modelfleet_devtools.requests import (
     desired_status,
     run_function_request,
 )
-from modelfleet_devtools.validation import assert_valid, require_shared_schemas
+from modelfleet_devtools.validation import assert_valid, require_shared_schemas, validate_manifest
 from modelfleet_devtools.world import observed_object
 
 RUNNER = SafeRunner(run_function, "compose-inference-cluster")
@@ -223,3 +223,73 @@ def test_every_composed_manifest_is_valid():
         for obj in desired_resources(rsp).values():
             meta = {"name": "x", **obj.get("metadata", {})}
             assert_valid(obj | {"metadata": meta})
+
+
+def test_observe_only_class_and_named_connection_are_valid():
+    """With a named provider config and an existing class, every composed object validates;
+    the Observe-only StorageClass carries only its identity, by design (the provider reads
+    the class, it never writes one), so `provisioner` is the one field it lacks."""
+    require_shared_schemas()
+    xr = cluster(
+        {"storageClassName": "filestore-rwx"},
+        connection={"providerConfigName": "gke-us-pc"},
+        leaderWorkerSet={"install": True},
+    )
+    rsp = run(xr, required={NAMED_PROVIDER_CONFIG: [{"metadata": {"name": "gke-us-pc"}}]})
+    composed = desired_resources(rsp)
+    assert set(composed) == {NAMESPACE, STORAGE, LWS}
+    for key, obj in composed.items():
+        errors = validate_manifest(obj | {"metadata": {"name": "x", **obj["metadata"]}})
+        if key == STORAGE:
+            assert obj["spec"]["managementPolicies"] == ["Observe"]
+            assert len(errors) == 1 and "'provisioner' is a required property" in errors[0]
+        else:
+            assert errors == [], key
+    # provider-helm is reached through its own ClusterProviderConfig of the same name.
+    assert composed[LWS]["spec"]["providerConfigRef"]["name"] == "gke-us-pc"
+
+
+def test_unresolved_provider_config_keeps_everything_and_the_previous_connected():
+    xr = cluster({"managed": PROVISIONERS[3][1]}, connection={"providerConfigName": "gke-us-pc"})
+    found = {NAMED_PROVIDER_CONFIG: [{"metadata": {"name": "gke-us-pc"}}]}
+    composed = desired_resources(run(xr, required=found))
+    xr["status"] = {
+        "providerConfigName": "gke-us-pc",
+        "workloadNamespace": "modelfleet",
+        "conditions": [{"type": "Connected", "status": "True", "reason": "Available"}],
+    }
+    rsp = run(xr, composed)  # Crossplane has not resolved the requirement in this call
+    assert set(desired_resources(rsp)) == set(composed)
+    assert cond(rsp, "Connected") == (True, "Available")
+    assert desired_status(rsp)["workloadNamespace"] == "modelfleet"
+    assert rsp.desired.composite.ready == fnv1.READY_FALSE
+
+    del xr["status"]
+    first = run(xr)
+    assert cond(first, "Connected") == (False, "Resolving")
+    assert "gke-us-pc" in conditions(first)["Connected"].message
+
+
+def test_leaderworkerset_default_version_is_named_in_the_condition():
+    xr = cluster(None, leaderWorkerSet={"install": True})
+    rsp = run(xr)
+    release = desired_resources(rsp)[LWS]
+    chart = release["spec"]["forProvider"]["chart"]
+    assert (chart["name"], chart["version"]) == ("lws", "0.7.0")
+    assert release["spec"]["forProvider"]["namespace"] == "lws-system"
+    rsp = run(xr, {LWS: observed_object(release, ready=True)})
+    assert "0.7.0" in conditions(rsp)["LeaderWorkerSetReady"].message
+    failing = observed_object(release, ready=False, synced_error="chart not found")
+    rsp = run(xr, {LWS: failing})
+    assert cond(rsp, "LeaderWorkerSetReady") == (False, "Installing")
+    assert "chart not found" in conditions(rsp)["LeaderWorkerSetReady"].message
+    assert LWS in desired_resources(rsp)
+
+
+def test_node_pools_are_reported_for_the_scheduler():
+    rsp = run(cluster(None))
+    pools = desired_status(rsp)["nodePools"]
+    assert [
+        (p["name"], p["nodeCount"], p["gpu"]["count"], p["gpu"]["memoryGiB"]) for p in pools
+    ] == [("h100", 4, 8, 80)]
+    assert pools[0]["nodeSelector"] == {"cloud.google.com/gke-nodepool": "h100"}

@@ -9,7 +9,7 @@ of reality would send them to a cluster that cannot take work yet.
 from typing import Any
 
 from modelfleet_contracts.clusters import RWX
-from modelfleet_contracts.conditions import Status
+from modelfleet_contracts.conditions import Status, previous_condition
 from modelfleet_contracts.fields import list_at, mapping_at, mapping_path
 from modelfleet_contracts.models.inferencecluster import InferenceClusterSpec
 from modelfleet_contracts.outcome import Outcome
@@ -65,6 +65,18 @@ def _error(obj: dict[str, Any] | None) -> str:
     return ""
 
 
+def _still_resolving(xr: dict[str, Any], pc_name: str) -> Status:
+    before = previous_condition(xr, "Connected")
+    if before is not None:
+        return Status(
+            "Connected",
+            before.get("status") == "True",
+            str(before.get("reason") or "Unknown"),
+            str(before.get("message") or ""),
+        )
+    return Status("Connected", False, "Resolving", f"looking up ClusterProviderConfig {pc_name}")
+
+
 def compose_cluster(
     xr: dict[str, Any],
     observed: dict[str, dict[str, Any]],
@@ -92,7 +104,9 @@ def compose_cluster(
     else:
         pc_name = connection["providerConfigName"]
         if named_provider_config is None:
-            return Outcome(keep_everything=True)
+            # Crossplane has not looked the provider config up yet: keep everything and the
+            # Connected condition as they were rather than guess.
+            return Outcome(keep_everything=True, conditions=[_still_resolving(xr, pc_name)])
         pc_exists = bool(named_provider_config)
 
     out.desired[NAMESPACE] = m.namespace_object(name, pc_name, namespace)
@@ -183,15 +197,14 @@ def _compose_lws(
         out.desired[HELM_PROVIDER_CONFIG] = m.helm_provider_config(
             name, connection["kubeconfigSecretRef"]
         )
-    out.desired[LWS] = m.lws_release(name, pc_name, lws.get("version") or "0.7.0")
+    version = lws.get("version") or m.LWS_DEFAULT_VERSION
+    out.desired[LWS] = m.lws_release(name, pc_name, version)
     release = observed.get(LWS)
     if _ready(release):
         out.conditions.append(
-            Status(
-                "LeaderWorkerSetReady", True, "Installed", f"LeaderWorkerSet {lws.get('version')}"
-            )
+            Status("LeaderWorkerSetReady", True, "Installed", f"LeaderWorkerSet chart {version}")
         )
         return True
-    detail = _error(release) or "installing the LeaderWorkerSet chart"
+    detail = _error(release) or f"installing the LeaderWorkerSet chart {version}"
     out.conditions.append(Status("LeaderWorkerSetReady", False, "Installing", detail))
     return False

@@ -9,6 +9,8 @@ from modelfleet_contracts.outcome import apply_outcome
 from compose_inference_cluster.core import compose_cluster
 
 NAMED_PROVIDER_CONFIG = "named-provider-config"
+# False reasons that mean "under way" (Normal event), not "something is wrong" (Warning).
+PROGRESS_REASONS = frozenset({"Creating", "Installing", "Resolving"})
 
 
 def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
@@ -26,4 +28,4 @@ def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) ->
         name: resource.struct_to_dict(r.resource) for name, r in req.observed.resources.items()
     }
     outcome = compose_cluster(xr, observed, resolved)
-    apply_outcome(req, rsp, xr, outcome, progress_reasons=frozenset({"Creating", "Installing"}))
+    apply_outcome(req, rsp, xr, outcome, progress_reasons=PROGRESS_REASONS)

@@ -1,5 +1,13 @@
 """What an InferenceCluster composes: provider configs, the workload Namespace, the
-StorageClass (or proof that a named one exists) and the LeaderWorkerSet Helm release."""
+StorageClass (or proof that a named one exists) and the LeaderWorkerSet Helm release.
+
+The InferenceCluster is cluster-scoped, but Crossplane v2's provider-kubernetes Objects and
+provider-helm Releases are namespaced, so they need a control-plane namespace of their own:
+`crossplane-system` (CONTROL_PLANE_NAMESPACE). That is where the providers run and where
+platform teams keep kubeconfig Secrets, it exists on every Crossplane install, and ordinary
+users (who own namespaces such as ml-team) cannot touch a cluster's plumbing from there.
+The ClusterProviderConfigs are cluster-scoped and carry no namespace.
+"""
 
 from typing import Any
 
@@ -20,6 +28,7 @@ LWS_CHART = {
     "repository": "oci://registry.k8s.io/lws/charts",
 }
 LWS_NAMESPACE = "lws-system"
+LWS_DEFAULT_VERSION = "0.7.0"
 
 # Provisioner -> (CSI driver, StorageClass parameters from the spec block). What each needs
 # installed on the workload cluster is documented in docs/inferencecluster.md.
