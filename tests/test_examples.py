@@ -98,3 +98,25 @@ def test_every_kind_has_an_example() -> None:
     kinds = Counter(doc.get("kind") for _, doc in DOCUMENTS)
     missing = sorted(k for k in MODELFLEET_KINDS if kinds[k] == 0)
     assert not missing, f"no example of {missing}"
+
+
+def _functions_yaml() -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all((EXAMPLES_DIR / "functions.yaml").read_text()) if d]
+
+
+def test_functions_yaml_points_render_at_every_local_function() -> None:
+    """crossplane render needs one Development-runtime Function per composition step."""
+    functions = {f["metadata"]["name"]: f for f in _functions_yaml()}
+    composed_by = {
+        step["functionRef"]["name"]
+        for path in sorted(EXAMPLES_DIR.parent.glob("apis/*/composition.yaml"))
+        for step in yaml.safe_load(path.read_text())["spec"]["pipeline"]
+    }
+    assert set(functions) == composed_by
+    targets = []
+    for name, function in functions.items():
+        annotations = function["metadata"]["annotations"]
+        assert annotations["render.crossplane.io/runtime"] == "Development", name
+        targets.append(annotations["render.crossplane.io/runtime-development-target"])
+        assert name in function["spec"]["package"], name
+    assert len(set(targets)) == len(targets), f"two functions share a target: {targets}"
