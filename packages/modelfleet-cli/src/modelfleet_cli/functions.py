@@ -1,0 +1,191 @@
+"""Running the real functions on loopback and calling them over gRPC.
+
+Each function is started from its console script (`compose-model-cache --insecure --address
+127.0.0.1:PORT`), exactly as a container's entrypoint would run it, or dialled at the address
+a Function's `render.crossplane.io/runtime-development-target` annotation names (a function
+you run yourself, as `crossplane render` does with the Development runtime).
+"""
+
+import contextlib
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import IO, Any
+
+import grpc
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+from modelfleet_contracts.fields import mapping_at
+
+# A 1000-cluster fleet's requests are larger than gRPC's 4 MiB default.
+MAX_MESSAGE = 64 * 1024 * 1024
+CHANNEL_OPTIONS = [
+    ("grpc.max_send_message_length", MAX_MESSAGE),
+    ("grpc.max_receive_message_length", MAX_MESSAGE),
+]
+RUNTIME = "render.crossplane.io/runtime"
+DEVELOPMENT_TARGET = "render.crossplane.io/runtime-development-target"
+DEFAULT_DEVELOPMENT_TARGET = "localhost:9443"  # crossplane render's default
+CALL_TIMEOUT_SECONDS = 60
+
+
+class FunctionError(RuntimeError):
+    """A function could not be started, reached or called."""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def console_script(name: str) -> str:
+    """The function's console script: beside this interpreter (the workspace venv) first,
+    then on PATH."""
+    beside = Path(sys.executable).parent / name
+    found = str(beside) if beside.exists() else shutil.which(name)
+    if not found:
+        raise FunctionError(f"function {name!r} is not installed here (no console script {name})")
+    return found
+
+
+class _Started:
+    """A function process we started, with its stderr kept in a file (a pipe nobody reads
+    would block a chatty function once the pipe buffer fills)."""
+
+    def __init__(self, name: str, address: str) -> None:
+        self.log: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed in stop)
+        self.process = subprocess.Popen(
+            [console_script(name), "--insecure", "--address", address],
+            stdin=subprocess.DEVNULL,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
+
+    def output_tail(self) -> str:
+        self.log.seek(0)
+        text = self.log.read().decode(errors="replace").strip()
+        return text[-2000:]
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.log.close()
+
+
+class FunctionServers:
+    """The functions a pipeline needs: started on demand (or dialled at a given target),
+    called by name, and stopped on `close`. Usable as a pipeline `Caller`."""
+
+    def __init__(
+        self, targets: Mapping[str, str] | None = None, startup_timeout: float = 60
+    ) -> None:
+        self._targets = dict(targets or {})
+        self._started: dict[str, _Started] = {}
+        self._stubs: dict[str, grpcv1.FunctionRunnerServiceStub] = {}
+        self._channels: list[grpc.Channel] = []
+        self._timeout = startup_timeout
+
+    def start(self, names: Iterable[str]) -> None:
+        """Start every named function that has no target yet (in parallel), and wait until
+        each of them (and each given target) answers."""
+        for name in names:
+            if name in self._targets:
+                continue
+            address = f"127.0.0.1:{_free_port()}"
+            self._started[name] = _Started(name, address)
+            self._targets[name] = address
+        for name in names:
+            if name not in self._stubs:
+                self._connect(name)
+
+    def _connect(self, name: str) -> None:
+        target = self._targets[name]
+        started = self._started.get(name)
+        channel = grpc.insecure_channel(target, options=CHANNEL_OPTIONS)
+        ready = grpc.channel_ready_future(channel)
+        deadline = time.monotonic() + self._timeout
+        while True:
+            try:
+                ready.result(timeout=0.2)
+                break
+            except grpc.FutureTimeoutError:
+                exited = started is not None and started.process.poll() is not None
+                if exited or time.monotonic() > deadline:
+                    ready.cancel()
+                    channel.close()
+                    raise FunctionError(self._startup_failure(name, target, started)) from None
+        self._channels.append(channel)
+        self._stubs[name] = grpcv1.FunctionRunnerServiceStub(channel)
+
+    def _startup_failure(self, name: str, target: str, started: _Started | None) -> str:
+        if started is None:
+            return f"function {name}: nothing answers at {target} (is it running?)"
+        code = started.process.poll()
+        tail = started.output_tail()
+        how = f"exited with code {code}" if code is not None else "did not start in time"
+        return f"function {name} {how} (address {target})" + (f": {tail}" if tail else "")
+
+    def __call__(self, name: str, req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
+        if name not in self._stubs:
+            self.start([name])
+        try:
+            rsp: fnv1.RunFunctionResponse = self._stubs[name].RunFunction(
+                req, timeout=CALL_TIMEOUT_SECONDS
+            )
+        except grpc.RpcError as exc:
+            code = exc.code().name if hasattr(exc, "code") else "UNKNOWN"
+            details = exc.details() if hasattr(exc, "details") else str(exc)
+            raise FunctionError(f"calling function {name}: {code}: {details}") from exc
+        return rsp
+
+    call = __call__
+
+    def close(self) -> None:
+        for channel in self._channels:
+            channel.close()
+        for started in self._started.values():
+            started.stop()
+        self._channels.clear()
+        self._stubs.clear()
+        self._started.clear()
+
+
+@contextlib.contextmanager
+def running_functions(
+    targets: Mapping[str, str] | None = None, start: Iterable[str] = ()
+) -> Iterator[FunctionServers]:
+    """Function servers for the duration of a `with` block; `start` names those to start
+    (and wait for) up front, the others start on their first call."""
+    servers = FunctionServers(targets)
+    try:
+        servers.start(list(start))
+        yield servers
+    finally:
+        servers.close()
+
+
+def development_targets(functions: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """Function name -> address, for Functions annotated with the Development runtime (at
+    their target annotation, else crossplane render's default localhost:9443). Other
+    Functions are started from their console scripts."""
+    targets = {}
+    for fn in functions:
+        metadata = mapping_at(fn, "metadata")
+        annotations = mapping_at(metadata, "annotations")
+        if annotations.get(RUNTIME) != "Development":
+            continue
+        target = annotations.get(DEVELOPMENT_TARGET)
+        address = target if isinstance(target, str) and target else DEFAULT_DEVELOPMENT_TARGET
+        targets[str(metadata.get("name", ""))] = address
+    return targets

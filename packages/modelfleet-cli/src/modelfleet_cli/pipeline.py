@@ -1,0 +1,498 @@
+"""One reconcile of one XR through its Composition's function pipeline, as Crossplane runs it.
+
+Shared by `modelfleet render` (one reconcile, printed) and `modelfleet simulate` (round after
+round). What it mirrors from Crossplane v2's composite reconciler:
+
+- steps run in order; each gets the observed state, the desired state the previous step
+  returned, the context the previous step returned, and its `input`;
+- the requirements loop per step: a function's `requirements` (both `resources` and the
+  deprecated `extra_resources`) are resolved from a pool of objects and the function is
+  called again with them, until a call returns the same requirements as the call before it,
+  at most 6 calls (Crossplane's MaxRequirementsIterations is 5, counted from 0 inclusive);
+- a fatal result stops the pipeline and nothing is applied (the XR gets Synced=False);
+- afterwards: composed readiness (the function's word, else the observed resource's Ready
+  condition), the XR's Ready condition (Available / Creating, "Unready resources: ..."),
+  Synced=ReconcileSuccess, and the functions' own conditions (never Ready or Synced).
+
+What it does not do: connection details, function credentials, required schemas, claims.
+"""
+
+import copy
+import hashlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+from crossplane.function import resource
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from modelfleet_contracts.fields import mapping_at, mapping_path
+
+from modelfleet_cli.selectors import resolve
+
+Caller = Callable[[str, fnv1.RunFunctionRequest], fnv1.RunFunctionResponse]
+"""Calls the named function (a Composition step's `functionRef.name`) with a request."""
+
+MAX_CALLS_PER_STEP = 6
+SYSTEM_CONDITIONS = frozenset({"Ready", "Synced"})
+# What this "Crossplane" tells functions it supports.
+CAPABILITIES = (
+    fnv1.CAPABILITY_CAPABILITIES,
+    fnv1.CAPABILITY_REQUIRED_RESOURCES,
+    fnv1.CAPABILITY_CONDITIONS,
+)
+# XR status fields Crossplane itself owns; every other status field belongs to the functions.
+CROSSPLANE_STATUS_FIELDS = ("conditions", "claimConditionTypes", "connectionDetails")
+
+STATUS_TEXT = {
+    fnv1.STATUS_CONDITION_TRUE: "True",
+    fnv1.STATUS_CONDITION_FALSE: "False",
+}
+SEVERITY_TEXT = {
+    fnv1.SEVERITY_FATAL: "SEVERITY_FATAL",
+    fnv1.SEVERITY_WARNING: "SEVERITY_WARNING",
+    fnv1.SEVERITY_NORMAL: "SEVERITY_NORMAL",
+}
+
+
+class PipelineError(RuntimeError):
+    """The Composition cannot be run at all (no pipeline, a step without a function)."""
+
+
+@dataclass
+class StepResult:
+    """A result (event) and the step that returned it."""
+
+    step: str
+    result: fnv1.Result
+
+
+@dataclass
+class PipelineResult:
+    """What one reconcile produced.
+
+    `composite`: the XR as Crossplane would store it after this reconcile: the observed XR
+    whose function-owned status is what the pipeline desired (server-side apply with the
+    functions as the only owner of those fields), plus Ready/Synced and the functions'
+    conditions (lastTransitionTime kept when type/status/reason/message are unchanged).
+
+    `resources`: composition-resource-name -> desired composed resource, as the functions
+    returned it (no Crossplane metadata; see `composed_metadata`). After a fatal result
+    nothing is applied, so `resources` are the observed ones, untouched: callers must not
+    delete anything because of a fatal pipeline.
+    """
+
+    composite: dict[str, Any]
+    resources: dict[str, dict[str, Any]]
+    ready: dict[str, bool | None]
+    composite_ready: bool | None
+    results: list[fnv1.Result]
+    conditions: list[fnv1.Condition]
+    fatal: str | None
+    fatal_step: str | None = None
+    step_results: list[StepResult] = field(default_factory=list)
+    requirements: dict[str, fnv1.Requirements] = field(default_factory=dict)
+    calls: dict[str, int] = field(default_factory=dict)
+    context: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def error(self) -> str | None:
+        """The error Crossplane would report for a fatal result, None when there is none."""
+        if self.fatal is None:
+            return None
+        return f"pipeline step {self.fatal_step!r} returned a fatal result: {self.fatal}"
+
+
+def rfc3339(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def run_pipeline(
+    xr: Mapping[str, Any],
+    composition: Mapping[str, Any],
+    call: Caller,
+    *,
+    observed: Mapping[str, Mapping[str, Any]] | None = None,
+    required_pool: Sequence[Mapping[str, Any]] = (),
+    context: Mapping[str, Any] | None = None,
+    now: datetime | None = None,
+) -> PipelineResult:
+    """Run every step of `composition`'s pipeline for `xr` once.
+
+    `observed`: composition-resource-name -> observed composed resource. `required_pool`:
+    every object a function may require (resolved by apiVersion+kind, then name within a
+    namespace or label subset). `context`: the initial function context. `now`: the time
+    stamped on conditions that change (default: the current time). Exceptions of `call`
+    (a function that cannot be reached) propagate.
+    """
+    steps = _pipeline_steps(composition)
+    observed = {name: dict(obj) for name, obj in (observed or {}).items()}
+    observed_state = fnv1.State()
+    observed_state.composite.resource.update(dict(xr))
+    for name, obj in observed.items():
+        observed_state.resources[name].resource.update(obj)
+
+    desired = fnv1.State()
+    fn_context: Any = resource.dict_to_struct(dict(context or {}))
+    out = PipelineResult(
+        composite={},
+        resources={},
+        ready={},
+        composite_ready=None,
+        results=[],
+        conditions=[],
+        fatal=None,
+    )
+    for step in steps:
+        step_name = str(step["step"])
+        req = fnv1.RunFunctionRequest(observed=observed_state, desired=desired)
+        if fn_context is not None:
+            req.context.CopyFrom(fn_context)
+        if isinstance(step.get("input"), Mapping):
+            req.input.update(dict(step["input"]))
+        for name, selector in _bootstrap_selectors(step).items():
+            req.required_resources[name].CopyFrom(resolve({name: selector}, required_pool)[name])
+        rsp, calls, stable = _run_step(call, str(step["functionRef"]["name"]), req, required_pool)
+        out.calls[step_name] = calls
+        if rsp.HasField("requirements"):
+            out.requirements[step_name] = rsp.requirements
+        out.conditions.extend(rsp.conditions)
+        fatal = next((r for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL), None)
+        for r in rsp.results:
+            out.results.append(r)
+            out.step_results.append(StepResult(step_name, r))
+        if fatal is None and not stable:
+            fatal = fnv1.Result(
+                severity=fnv1.SEVERITY_FATAL,
+                message="requirements didn't stabilize after the maximum number of "
+                f"iterations ({MAX_CALLS_PER_STEP - 1})",
+            )
+            out.results.append(fatal)
+            out.step_results.append(StepResult(step_name, fatal))
+        if fatal is not None:
+            out.fatal, out.fatal_step = fatal.message, step_name
+            return _failed(out, xr, observed, now)
+        desired = rsp.desired
+        fn_context = rsp.context if rsp.HasField("context") else None
+
+    out.context = resource.struct_to_dict(fn_context) if fn_context is not None else {}
+    out.resources = {
+        name: resource.struct_to_dict(r.resource) for name, r in desired.resources.items()
+    }
+    out.ready = {name: _ready(r.ready) for name, r in desired.resources.items()}
+    out.composite_ready = _ready(desired.composite.ready)
+    desired_xr = resource.struct_to_dict(desired.composite.resource)
+    out.composite = _reconciled_composite(xr, desired_xr, out, observed, now)
+    return out
+
+
+def _pipeline_steps(composition: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    spec = composition.get("spec")
+    steps = spec.get("pipeline") if isinstance(spec, Mapping) else None
+    name = (composition.get("metadata") or {}).get("name", "?")
+    if not isinstance(steps, list) or not steps:
+        raise PipelineError(f"Composition {name} has no pipeline steps (spec.pipeline)")
+    for i, step in enumerate(steps):
+        ref = step.get("functionRef") if isinstance(step, Mapping) else None
+        if not isinstance(ref, Mapping) or not ref.get("name") or not step.get("step"):
+            raise PipelineError(
+                f"Composition {name}: pipeline step {i} needs a `step` name and `functionRef.name`"
+            )
+    return steps
+
+
+def _bootstrap_selectors(step: Mapping[str, Any]) -> dict[str, fnv1.ResourceSelector]:
+    """A step's `requirements.requiredResources`, resolved before its first call."""
+    requirements = step.get("requirements")
+    entries = requirements.get("requiredResources") if isinstance(requirements, Mapping) else None
+    selectors = {}
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, Mapping) or not entry.get("requirementName"):
+            continue
+        sel = fnv1.ResourceSelector(
+            api_version=str(entry.get("apiVersion", "")), kind=str(entry.get("kind", ""))
+        )
+        if entry.get("name"):
+            sel.match_name = str(entry["name"])
+        else:
+            sel.match_labels.SetInParent()
+            for k, v in (entry.get("matchLabels") or {}).items():
+                sel.match_labels.labels[str(k)] = str(v)
+        if entry.get("namespace"):
+            sel.namespace = str(entry["namespace"])
+        selectors[str(entry["requirementName"])] = sel
+    return selectors
+
+
+def _run_step(
+    call: Caller,
+    function: str,
+    req: fnv1.RunFunctionRequest,
+    pool: Sequence[Mapping[str, Any]],
+) -> tuple[fnv1.RunFunctionResponse, int, bool]:
+    """Call `function` until its requirements repeat (or a fatal result), at most
+    MAX_CALLS_PER_STEP times. Returns the last response, the number of calls, and whether
+    the requirements stabilized."""
+    bootstrap = {name: copy.deepcopy(r) for name, r in req.required_resources.items()}
+    previous: fnv1.Requirements | None = None
+    rsp = fnv1.RunFunctionResponse()
+    for calls in range(1, MAX_CALLS_PER_STEP + 1):
+        _stamp(req)
+        rsp = call(function, req)
+        if any(r.severity == fnv1.SEVERITY_FATAL for r in rsp.results):
+            return rsp, calls, True
+        current = rsp.requirements if rsp.HasField("requirements") else None
+        if _same_requirements(current, previous):
+            return rsp, calls, True
+        previous = current
+        req.ClearField("extra_resources")
+        req.ClearField("required_resources")
+        for name, found in bootstrap.items():
+            req.required_resources[name].CopyFrom(found)
+        if current is not None:
+            for name, found in resolve(current.extra_resources, pool).items():
+                req.extra_resources[name].CopyFrom(found)
+            for name, found in resolve(current.resources, pool).items():
+                req.required_resources[name].CopyFrom(found)
+        _pass_context(rsp, req)
+    return rsp, MAX_CALLS_PER_STEP, False
+
+
+def _same_requirements(a: fnv1.Requirements | None, b: fnv1.Requirements | None) -> bool:
+    """proto.Equal: an absent message equals only an absent one."""
+    if a is None or b is None:
+        return a is None and b is None
+    return bool(a == b)
+
+
+def _pass_context(rsp: fnv1.RunFunctionResponse, req: fnv1.RunFunctionRequest) -> None:
+    if rsp.HasField("context"):
+        req.context.CopyFrom(rsp.context)
+    else:
+        req.ClearField("context")
+
+
+def _stamp(req: fnv1.RunFunctionRequest) -> None:
+    """A tag that changes when the request does (Crossplane hashes the request too)."""
+    req.ClearField("meta")
+    digest = hashlib.sha256(req.SerializeToString(deterministic=True)).hexdigest()
+    req.meta.tag = digest
+    req.meta.capabilities.extend(CAPABILITIES)
+
+
+def _ready(value: int) -> bool | None:
+    if value == fnv1.READY_TRUE:
+        return True
+    if value == fnv1.READY_FALSE:
+        return False
+    return None
+
+
+def _observed_ready(obj: Mapping[str, Any] | None) -> bool:
+    """Crossplane's fallback for a composed resource whose function left readiness
+    unspecified: its own Ready condition."""
+    status = (obj or {}).get("status")
+    conditions = status.get("conditions") if isinstance(status, Mapping) else None
+    return any(
+        isinstance(c, Mapping) and c.get("type") == "Ready" and c.get("status") == "True"
+        for c in conditions or []
+    )
+
+
+def unready_message(names: Iterable[str]) -> str:
+    """Crossplane's "Unready resources: a, b, c, and 2 more"."""
+    ordered = sorted(names)
+    shown = ", ".join(ordered[:3])
+    if len(ordered) > 3:
+        shown += f", and {len(ordered) - 3} more"
+    return f"Unready resources: {shown}"
+
+
+def _reconciled_composite(
+    xr: Mapping[str, Any],
+    desired_xr: Mapping[str, Any],
+    out: PipelineResult,
+    observed: Mapping[str, Mapping[str, Any]],
+    now: datetime | None,
+) -> dict[str, Any]:
+    composite = copy.deepcopy(dict(xr))
+    before = mapping_at(composite, "status")
+    status = {k: before[k] for k in CROSSPLANE_STATUS_FIELDS if k in before}
+    wanted = desired_xr.get("status")
+    if isinstance(wanted, Mapping):
+        status.update({k: v for k, v in wanted.items() if k not in CROSSPLANE_STATUS_FIELDS})
+    composite["status"] = status
+
+    unready = [
+        name
+        for name, ready in out.ready.items()
+        if not (ready is True or (ready is None and _observed_ready(observed.get(name))))
+    ]
+    if out.composite_ready is True:
+        ready = _condition("Ready", "True", "Available")
+    elif out.composite_ready is False:
+        ready = _condition("Ready", "False", "Creating")
+    elif unready:
+        ready = _condition("Ready", "False", "Creating", unready_message(unready))
+    else:
+        ready = _condition("Ready", "True", "Available")
+    conditions = [_condition("Synced", "True", "ReconcileSuccess"), ready]
+    conditions += [
+        _condition(c.type, STATUS_TEXT.get(c.status, "Unknown"), c.reason, c.message)
+        for c in out.conditions
+        if c.type not in SYSTEM_CONDITIONS
+    ]
+    set_conditions(composite, conditions, now)
+    return composite
+
+
+def _failed(
+    out: PipelineResult,
+    xr: Mapping[str, Any],
+    observed: Mapping[str, Mapping[str, Any]],
+    now: datetime | None,
+) -> PipelineResult:
+    """A fatal pipeline: nothing applied, the XR says why on Synced."""
+    out.resources = {name: copy.deepcopy(dict(obj)) for name, obj in observed.items()}
+    out.composite = copy.deepcopy(dict(xr))
+    message = f"cannot compose resources: {out.error}"
+    set_conditions(out.composite, [_condition("Synced", "False", "ReconcileError", message)], now)
+    return out
+
+
+def _condition(typ: str, status: str, reason: str, message: str = "") -> dict[str, str]:
+    condition = {"type": typ, "status": status, "reason": reason}
+    if message:
+        condition["message"] = message
+    return condition
+
+
+def set_conditions(
+    obj: dict[str, Any], conditions: Iterable[Mapping[str, str]], now: datetime | None = None
+) -> None:
+    """Set conditions by type on `obj`'s status, keeping lastTransitionTime (and the
+    condition as it is) when type, status, reason and message are unchanged."""
+    status = obj.setdefault("status", {})
+    if not isinstance(status, dict):
+        status = obj["status"] = {}
+    existing = [c for c in status.get("conditions") or [] if isinstance(c, dict)]
+    stamp = rfc3339(now or datetime.now(UTC))
+    for new in conditions:
+        same_type = next((c for c in existing if c.get("type") == new["type"]), None)
+        if same_type is not None and all(
+            same_type.get(k, "") == new.get(k, "") for k in ("status", "reason", "message")
+        ):
+            continue
+        replacement = dict(new, lastTransitionTime=stamp)
+        if same_type is None:
+            existing.append(replacement)
+        else:
+            existing[existing.index(same_type)] = replacement
+    status["conditions"] = existing
+
+
+def composition_for(
+    xr: Mapping[str, Any], compositions: Iterable[Mapping[str, Any]]
+) -> dict[str, Any] | None:
+    """The Composition Crossplane would pick for `xr`: the one its
+    `spec.crossplane.compositionRef` (v2) or `spec.compositionRef` names, else the first whose
+    `spec.compositeTypeRef` has the XR's apiVersion and kind."""
+    spec = mapping_at(xr, "spec")
+    ref = mapping_path(spec, "crossplane", "compositionRef") or mapping_at(spec, "compositionRef")
+    wanted_name = ref.get("name")
+    candidates = []
+    for comp in compositions:
+        type_ref = mapping_path(comp, "spec", "compositeTypeRef")
+        if type_ref.get("apiVersion") == xr.get("apiVersion") and type_ref.get("kind") == xr.get(
+            "kind"
+        ):
+            candidates.append(dict(comp))
+    if wanted_name:
+        return next(
+            (c for c in candidates if mapping_at(c, "metadata").get("name") == wanted_name), None
+        )
+    return candidates[0] if candidates else None
+
+
+def repository_root(start: Path | None = None) -> Path | None:
+    """This repository's root: the nearest directory above this package (an editable
+    install in the workspace), else above `start` / the current directory, that holds both
+    `crossplane-project.yaml` and `apis/`. None when neither is inside the repository."""
+    for origin in (Path(__file__).resolve(), (start or Path.cwd()).resolve()):
+        for candidate in (origin, *origin.parents):
+            if (candidate / "crossplane-project.yaml").is_file() and (candidate / "apis").is_dir():
+                return candidate
+    return None
+
+
+def repository_compositions(root: Path | None = None) -> list[dict[str, Any]]:
+    """The Compositions in `apis/*/composition.yaml` of this repository (see
+    `repository_root`); empty when the repository cannot be found."""
+    root = root or repository_root()
+    if root is None:
+        return []
+    compositions = []
+    for path in sorted((root / "apis").glob("*/composition.yaml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            if isinstance(doc, dict) and doc.get("kind") == "Composition":
+                compositions.append(doc)
+    return compositions
+
+
+ANNOTATION_RESOURCE_NAME = "crossplane.io/composition-resource-name"
+LABEL_COMPOSITE = "crossplane.io/composite"
+LABEL_CLAIM_NAME = "crossplane.io/claim-name"
+LABEL_CLAIM_NAMESPACE = "crossplane.io/claim-namespace"
+
+
+def composed_metadata(
+    desired: Mapping[str, Any],
+    xr: Mapping[str, Any],
+    name: str,
+    observed: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """`desired` with the metadata Crossplane gives a composed resource: the observed
+    resource's name (or a generateName from the root composite), the XR's namespace for a
+    namespaced XR, the composition-resource-name annotation, the `crossplane.io/composite`
+    label (and claim labels) and a controller owner reference to the XR."""
+    out = copy.deepcopy(dict(desired))
+    metadata = out.setdefault("metadata", {})
+    if not isinstance(metadata, dict):
+        metadata = out["metadata"] = {}
+    xr_meta = mapping_at(xr, "metadata")
+    xr_labels = mapping_at(xr_meta, "labels")
+    if observed is not None:
+        obs_meta = mapping_at(observed, "metadata")
+        for key in ("namespace", "name", "generateName"):
+            if obs_meta.get(key):
+                metadata[key] = obs_meta[key]
+            else:
+                metadata.pop(key, None)
+    prefix = xr_labels.get(LABEL_COMPOSITE) or xr_meta.get("name", "")
+    if not metadata.get("name") and not metadata.get("generateName"):
+        metadata["generateName"] = f"{prefix}-"
+    if xr_meta.get("namespace"):
+        metadata["namespace"] = xr_meta["namespace"]
+    metadata.setdefault("annotations", {})[ANNOTATION_RESOURCE_NAME] = name
+    labels = metadata.setdefault("labels", {})
+    labels[LABEL_COMPOSITE] = prefix
+    if xr_labels.get(LABEL_CLAIM_NAME) and xr_labels.get(LABEL_CLAIM_NAMESPACE):
+        labels[LABEL_CLAIM_NAME] = xr_labels[LABEL_CLAIM_NAME]
+        labels[LABEL_CLAIM_NAMESPACE] = xr_labels[LABEL_CLAIM_NAMESPACE]
+    owner = {
+        "apiVersion": xr.get("apiVersion", ""),
+        "kind": xr.get("kind", ""),
+        "name": xr_meta.get("name", ""),
+        "uid": xr_meta.get("uid", ""),
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+    references = [
+        r
+        for r in metadata.get("ownerReferences") or []
+        if isinstance(r, Mapping) and not r.get("controller")
+    ]
+    metadata["ownerReferences"] = [*references, owner]
+    return out
