@@ -4,10 +4,16 @@ from typing import Any
 
 import pytest
 from compose_model_replica.core import SERVICE, WORKLOAD
+from compose_model_replica.engines import LEADER_SCRIPT
 from compose_model_replica.fn import CACHE, CLUSTER, run_function
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.runner import SafeRunner
-from modelfleet_devtools.requests import desired_resources, desired_status, run_function_request
+from modelfleet_devtools.requests import (
+    desired_resources,
+    desired_status,
+    events,
+    run_function_request,
+)
 from modelfleet_devtools.validation import assert_valid, require_shared_schemas
 from modelfleet_devtools.world import H100, inference_cluster, observed_object
 
@@ -74,64 +80,100 @@ def pod_templates(manifest):
     return {"leader": t["leaderTemplate"], "worker": t["workerTemplate"]}
 
 
-def test_a_gang_composes_nothing_while_the_cache_hydrates_then_a_full_lws_then_ready():
-    xr = replica(nodes=2)
-    waiting = run(xr, cache=model_cache("Hydrating", "downloading"))
-    assert desired_resources(waiting) == {}
-    assert desired_status(waiting)["phase"] == "WaitingForCache"
-    assert "Hydrating" in desired_status(waiting)["message"]
+def cache_mount(pod: dict[str, Any]) -> tuple[str, str]:
+    """(claim, subPath) the engine container mounts at /mnt/models."""
+    container = pod["spec"]["containers"][0]
+    mount = next(m for m in container["volumeMounts"] if m["mountPath"] == "/mnt/models")
+    volume = next(v for v in pod["spec"]["volumes"] if v["name"] == mount["name"])
+    return volume["persistentVolumeClaim"]["claimName"], mount.get("subPath", "")
 
-    rsp = run(xr, cache=model_cache("Ready"))
-    lws = workload(rsp)
+
+def available_gang(composed: dict[str, Any], groups: int = 1) -> dict[str, Any]:
+    """The LeaderWorkerSet as the workload cluster reports it once every gang is up."""
+    return observed_object(
+        composed,
+        remote_status={
+            "replicas": groups,
+            "readyReplicas": groups,
+            "updatedReplicas": groups,
+            "conditions": [{"type": "Available", "status": "True"}],
+        },
+        ready=True,
+    )
+
+
+def test_done_when_a_2_node_vllm_replica_waits_for_its_cache_then_serves_a_valid_gang():
+    """Issue 6's done-when: nothing while the cache hydrates, then a valid LeaderWorkerSet
+    whose leader and worker pods all mount the cache, then Ready once the gang is Available."""
+    xr = replica(nodes=2)
+
+    # 1. The cache is still downloading on gke-us: nothing is composed, no GPU is held.
+    hydrating = run(xr, cache=model_cache("Hydrating", "downloading 312/1024 files"))
+    assert desired_resources(hydrating) == {}
+    assert desired_status(hydrating)["phase"] == "WaitingForCache"
+    assert "Hydrating" in desired_status(hydrating)["message"]
+    assert "downloading 312/1024 files" in desired_status(hydrating)["message"]
+    assert hydrating.desired.composite.ready == fnv1.READY_FALSE
+
+    # 2. The cache is Ready: a LeaderWorkerSet gang of 2 and a Service to its leaders.
+    composing = run(xr, cache=model_cache("Ready"))
+    composed = desired_resources(composing)
+    lws = workload(composing)
+    require_shared_schemas()
+    assert_valid(lws)
     assert lws["kind"] == "LeaderWorkerSet"
     assert lws["spec"]["leaderWorkerTemplate"]["size"] == 2
-    assert lws["spec"]["startupPolicy"] == "LeaderReady"
-    assert lws["spec"]["leaderWorkerTemplate"]["restartPolicy"] == "RecreateGroupOnPodRestart"
-    assert lws["spec"]["rolloutStrategy"]["rollingUpdateConfiguration"] == {
-        "partition": 0,
-        "maxUnavailable": 1,
-        "maxSurge": 0,
-    }
     for role, pod in pod_templates(lws).items():
-        container = pod["spec"]["containers"][0]
-        mount = next(m for m in container["volumeMounts"] if m["mountPath"] == "/mnt/models")
-        volume = next(v for v in pod["spec"]["volumes"] if v["name"] == mount["name"])
-        assert volume["persistentVolumeClaim"]["claimName"] == CLAIM, role
-        assert container["resources"]["limits"]["nvidia.com/gpu"] == "8", role
-        assert any(v.get("emptyDir", {}).get("medium") == "Memory" for v in pod["spec"]["volumes"])
-        assert pod["spec"]["nodeSelector"] == H100["nodeSelector"]
-        assert [e["name"] for e in container["env"]][:3] == [
-            "MODELFLEET_LEADER_ADDRESS",
-            "MODELFLEET_RANK",
-            "MODELFLEET_GROUP_SIZE",
-        ]
+        assert cache_mount(pod) == (CLAIM, "abc123def456"), role
     leader = pod_templates(lws)["leader"]["spec"]["containers"][0]
-    assert "--model=/mnt/models/abc123def456" in leader["args"]
-    assert "--tensor-parallel-size=8" in leader["args"]
+    assert "--model=/mnt/models" in leader["args"]
     assert "--pipeline-parallel-size=2" in leader["args"]
-    worker = pod_templates(lws)["worker"]["spec"]["containers"][0]
-    assert worker["command"][:2] == ["ray", "start"]
-    assert "$(LWS_LEADER_ADDRESS)" in worker["command"][2]
-    service = desired_resources(rsp)[SERVICE]["spec"]["forProvider"]["manifest"]
+    service = composed[SERVICE]["spec"]["forProvider"]["manifest"]
     assert service["spec"]["selector"]["leaderworkerset.sigs.k8s.io/worker-index"] == "0"
-    assert desired_status(rsp)["phase"] == "Progressing"
+    assert desired_status(composing)["phase"] == "Progressing"
+    assert composing.desired.composite.ready == fnv1.READY_FALSE
 
-    observed = {
-        WORKLOAD: observed_object(
-            desired_resources(rsp)[WORKLOAD],
-            remote_status={
-                "replicas": 1,
-                "readyReplicas": 1,
-                "updatedReplicas": 1,
-                "conditions": [{"type": "Available", "status": "True"}],
-            },
-            ready=True,
-        )
-    }
-    ready = run(xr, cache=model_cache("Ready"), observed=observed)
+    # 3. The workload cluster reports the gang Available: the replica is Ready.
+    ready = run(
+        xr, cache=model_cache("Ready"), observed={WORKLOAD: available_gang(composed[WORKLOAD])}
+    )
     assert desired_status(ready)["phase"] == "Ready"
     assert desired_status(ready)["readyReplicas"] == 1
     assert ready.desired.composite.ready == fnv1.READY_TRUE
+
+
+def test_every_gang_pod_gets_gpus_shared_memory_pool_placement_and_identity_first():
+    lws = workload(
+        run(
+            replica(nodes=2, engine={"framework": "vLLM", "env": [{"name": "A", "value": "1"}]}),
+            cache=model_cache("Ready"),
+        )
+    )
+    assert lws["spec"]["startupPolicy"] == "LeaderReady"
+    assert lws["spec"]["leaderWorkerTemplate"]["restartPolicy"] == "RecreateGroupOnPodRestart"
+    assert lws["spec"]["rolloutStrategy"] == {
+        "type": "RollingUpdate",
+        "rollingUpdateConfiguration": {"partition": 0, "maxUnavailable": 1, "maxSurge": 0},
+    }
+    for role, pod in pod_templates(lws).items():
+        container = pod["spec"]["containers"][0]
+        assert container["resources"]["limits"]["nvidia.com/gpu"] == "8", role
+        assert container["resources"]["requests"]["nvidia.com/gpu"] == "8", role
+        shm = next(m for m in container["volumeMounts"] if m["mountPath"] == "/dev/shm")
+        volume = next(v for v in pod["spec"]["volumes"] if v["name"] == shm["name"])
+        assert volume["emptyDir"]["medium"] == "Memory", role
+        assert pod["spec"]["nodeSelector"] == H100["nodeSelector"], role
+        assert pod["spec"]["tolerations"] == H100["tolerations"], role
+        assert container["env"] == [
+            {"name": "MODELFLEET_LEADER_ADDRESS", "value": "$(LWS_LEADER_ADDRESS)"},
+            {"name": "MODELFLEET_RANK", "value": "$(LWS_WORKER_INDEX)"},
+            {"name": "MODELFLEET_GROUP_SIZE", "value": "$(LWS_GROUP_SIZE)"},
+            {"name": "A", "value": "1"},
+        ], role
+    leader = pod_templates(lws)["leader"]["spec"]["containers"][0]
+    assert "--tensor-parallel-size=8" in leader["args"]
+    worker = pod_templates(lws)["worker"]["spec"]["containers"][0]
+    assert worker["command"] == ["ray", "start", "--address=$(LWS_LEADER_ADDRESS):6379", "--block"]
 
 
 def test_single_node_vllm_is_a_deployment_with_tensor_parallel_and_the_cache():
@@ -139,7 +181,8 @@ def test_single_node_vllm_is_a_deployment_with_tensor_parallel_and_the_cache():
     deploy = workload(rsp)
     assert deploy["kind"] == "Deployment" and deploy["spec"]["replicas"] == 1
     c = deploy["spec"]["template"]["spec"]["containers"][0]
-    assert "--model=/mnt/models/abc123def456" in c["args"]
+    assert "--model=/mnt/models" in c["args"]
+    assert cache_mount(deploy["spec"]["template"]) == (CLAIM, "abc123def456")
     assert "--tensor-parallel-size=8" in c["args"]
     assert {e["name"]: e.get("value") for e in c["env"]}["MODELFLEET_GROUP_SIZE"] == "1"
 
@@ -347,3 +390,198 @@ def test_every_composed_manifest_is_valid():
                     obj
                     | {"metadata": {"name": "x", "namespace": "ml-team", **obj.get("metadata", {})}}
                 )
+
+
+def cache_status(*rows: dict[str, Any]) -> dict[str, Any]:
+    cache = model_cache("Ready")
+    cache["status"]["clusters"] = list(rows)
+    return cache
+
+
+@pytest.mark.parametrize(
+    ("cache", "says"),
+    [
+        (
+            model_cache("Pending", "claim not bound yet"),
+            "is Pending on gke-us: claim not bound yet",
+        ),
+        (model_cache("Hydrating", "downloading"), "is Hydrating on gke-us: downloading"),
+        (model_cache("Failed", "401 from Hugging Face"), "is Failed on gke-us: 401 from Hugging"),
+        (cache_status(), "does not stage to cluster gke-us"),
+        (cache_status({"name": "other", "phase": "Ready"}), "does not stage to cluster gke-us"),
+        (cache_status({"name": "gke-us", "phase": "Ready"}), "reports no claimName"),
+        (
+            cache_status({"name": "gke-us", "phase": "Ready", "claimName": CLAIM, "path": "../x"}),
+            "outside its claim",
+        ),
+    ],
+    ids=[
+        "claim not bound",
+        "weights downloading",
+        "download failed",
+        "cache has not reported any cluster",
+        "cache stages elsewhere",
+        "ready row without a claim",
+        "path escaping the claim",
+    ],
+)
+def test_nothing_is_composed_until_the_cache_is_ready_here_and_the_status_says_why(cache, says):
+    for nodes in (1, 2):
+        rsp = run(replica(nodes=nodes), cache=cache)
+        assert desired_resources(rsp) == {}
+        assert desired_status(rsp)["phase"] == "WaitingForCache"
+        assert says in desired_status(rsp)["message"]
+        assert rsp.desired.composite.ready == fnv1.READY_FALSE
+
+
+def test_a_referenced_cache_that_does_not_exist_waits_and_names_it():
+    rsp = RUNNER.run(run_function_request(replica(nodes=2), required={CLUSTER: [GKE], CACHE: []}))
+    assert desired_resources(rsp) == {}
+    assert desired_status(rsp)["phase"] == "WaitingForCache"
+    assert "ModelCache kimi-k2 not found" in desired_status(rsp)["message"]
+
+
+def test_claim_and_path_come_from_the_cache_status_as_written():
+    # A bring-your-own claim: the name is the user's, nothing we could recompute.
+    cache = cache_status(
+        {"name": "gke-us", "phase": "Ready", "claimName": "shared-models", "path": "mc-x/f00d"}
+    )
+    pods = pod_templates(workload(run(replica(nodes=2), cache=cache)))
+    assert {role: cache_mount(pod) for role, pod in pods.items()} == {
+        "leader": ("shared-models", "mc-x/f00d"),
+        "worker": ("shared-models", "mc-x/f00d"),
+    }
+
+
+def test_single_node_identity_is_the_pod_itself_rank_0_of_a_group_of_1():
+    xr = replica(nodes=1, engine={"framework": "vLLM", "env": [{"name": "A", "value": "1"}]})
+    rsp = run(xr, cache=model_cache("Ready"))
+    env = workload(rsp)["spec"]["template"]["spec"]["containers"][0]["env"]
+    assert env == [
+        {
+            "name": "MODELFLEET_LEADER_ADDRESS",
+            "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}},
+        },
+        {"name": "MODELFLEET_RANK", "value": "0"},
+        {"name": "MODELFLEET_GROUP_SIZE", "value": "1"},
+        {"name": "A", "value": "1"},
+    ]
+
+
+GANG_STATUSES = [
+    ("gang not observed yet", None, "Progressing"),
+    (
+        "one of two gangs up",
+        {
+            "replicas": 2,
+            "readyReplicas": 1,
+            "updatedReplicas": 2,
+            "conditions": [{"type": "Available", "status": "True"}],
+        },
+        "Degraded",
+    ),
+    (
+        "gangs rolling to a new version",
+        {
+            "replicas": 2,
+            "readyReplicas": 2,
+            "updatedReplicas": 1,
+            "conditions": [
+                {"type": "Available", "status": "True"},
+                {"type": "UpdateInProgress", "status": "True"},
+            ],
+        },
+        "Progressing",
+    ),
+    (
+        "every gang available",
+        {
+            "replicas": 2,
+            "readyReplicas": 2,
+            "updatedReplicas": 2,
+            "conditions": [
+                {"type": "Available", "status": "True"},
+                {"type": "Progressing", "status": "False"},
+            ],
+        },
+        "Ready",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("status", "phase"), [c[1:] for c in GANG_STATUSES], ids=[c[0] for c in GANG_STATUSES]
+)
+def test_gang_phase_from_the_observed_leader_worker_set(status, phase):
+    xr = replica(nodes=2, replicas=2)
+    composed = desired_resources(run(xr, cache=model_cache("Ready")))
+    observed = (
+        {}
+        if status is None
+        else {WORKLOAD: observed_object(composed[WORKLOAD], remote_status=status)}
+    )
+    rsp = run(xr, cache=model_cache("Ready"), observed=observed)
+    assert desired_status(rsp)["phase"] == phase
+    assert desired_status(rsp)["replicas"] == 2
+    assert desired_status(rsp)["readyReplicas"] == (status or {}).get("readyReplicas", 0)
+    assert (rsp.desired.composite.ready == fnv1.READY_TRUE) == (phase == "Ready")
+
+
+def test_a_deployment_that_cannot_create_pods_is_failed_with_the_reason():
+    xr = replica(nodes=1)
+    composed = desired_resources(run(xr, cache=model_cache("Ready")))
+    status = {
+        "replicas": 0,
+        "conditions": [
+            {
+                "type": "ReplicaFailure",
+                "status": "True",
+                "reason": "FailedCreate",
+                "message": "exceeded quota: gpu, requested: nvidia.com/gpu=8",
+            }
+        ],
+    }
+    observed = {WORKLOAD: observed_object(composed[WORKLOAD], remote_status=status)}
+    rsp = run(xr, cache=model_cache("Ready"), observed=observed)
+    assert desired_status(rsp)["phase"] == "Failed"
+    assert "exceeded quota" in desired_status(rsp)["message"]
+    assert events(rsp) and events(rsp)[0][0] == "Warning"
+
+
+def test_events_are_emitted_on_transitions_only():
+    xr = replica(nodes=2)
+    first = run(xr, cache=model_cache("Hydrating"))
+    assert [sev for sev, _ in events(first)] == ["Normal"]
+    xr["status"] = {
+        "conditions": [
+            {
+                "type": c.type,
+                "status": "True" if c.status == fnv1.STATUS_CONDITION_TRUE else "False",
+                "reason": c.reason,
+            }
+            for c in first.conditions
+        ]
+    }
+    again = run(xr, cache=model_cache("Hydrating", "still downloading"))
+    assert events(again) == []
+    composed = run(xr, cache=model_cache("Ready"))
+    assert [sev for sev, _ in events(composed)] == ["Normal"]
+
+
+def test_vllm_gang_leader_shell_is_a_fixed_script_and_user_args_stay_arguments():
+    engine = {"framework": "vLLM", "args": HOSTILE}
+    lws = workload(run(replica(nodes=2, engine=engine), cache=model_cache("Ready")))
+    leader = pod_templates(lws)["leader"]["spec"]["containers"][0]
+    assert leader["command"] == ["/bin/sh", "-c", LEADER_SCRIPT, "modelfleet-leader"]
+    assert all(h not in LEADER_SCRIPT for h in HOSTILE)
+    assert leader["args"][-len(HOSTILE) :] == HOSTILE  # each one its own argv element
+    # The user's --model wins over the cache path (one --model only).
+    assert [a for a in leader["args"] if a.startswith("--model")] == ["--model=../../etc"]
+
+
+def test_custom_single_node_runs_exactly_the_users_command():
+    engine = {"framework": "Custom", "command": ["/serve", "--listen=:9000"], "args": ["-v"]}
+    c = workload(run(replica(nodes=1, engine=engine), cache=model_cache("Ready")))["spec"][
+        "template"
+    ]["spec"]["containers"][0]
+    assert (c["command"], c["args"]) == (["/serve", "--listen=:9000"], ["-v"])

@@ -54,6 +54,28 @@ def cache_row(cache: dict[str, Any] | None, cluster: str) -> dict[str, Any] | No
     return None
 
 
+def cache_location(
+    cache_name: str, cache: list[dict[str, Any]] | None, cluster: str
+) -> tuple[str, str] | str:
+    """(claim, path) of the weights on `cluster` once the cache is Ready there, read from
+    the cache's status row as written (never recomputed); otherwise why not, in words."""
+    row = cache_row(cache[0] if cache else None, cluster)
+    if not cache:
+        return f"ModelCache {cache_name} not found"
+    if row is None:
+        return f"ModelCache {cache_name} does not stage to cluster {cluster}"
+    phase = str(row.get("phase") or "Pending")
+    if phase != "Ready":
+        detail = f": {row['message']}" if row.get("message") else ""
+        return f"ModelCache {cache_name} is {phase} on {cluster}{detail}"
+    claim, path = str(row.get("claimName") or ""), str(row.get("path") or "").strip("/")
+    if not claim:
+        return f"ModelCache {cache_name} is Ready on {cluster} but reports no claimName"
+    if ".." in path.split("/"):
+        return f"ModelCache {cache_name} reports a path outside its claim on {cluster}: {path!r}"
+    return claim, path
+
+
 def _report(phase: ReplicaPhase) -> tuple[dict[str, Any], list[Status], bool]:
     status = {
         "phase": phase.phase,
@@ -122,22 +144,10 @@ def compose_replica(
 
     claim_name = cache_path = None
     if uses_cache:
-        cache_name = spec["modelCacheRef"]["name"]
-        row = cache_row(cache[0] if cache else None, cluster_name)
-        if not cache:
-            why = f"ModelCache {cache_name} not found"
-        elif row is None:
-            why = f"ModelCache {cache_name} does not stage to cluster {cluster_name}"
-        elif row.get("phase") != "Ready":
-            detail = f": {row['message']}" if row.get("message") else ""
-            phase = row.get("phase", "Pending")
-            why = f"ModelCache {cache_name} is {phase} on {cluster_name}{detail}"
-        else:
-            why = ""
-        if why:
-            return _kept(observed, spec, why, WAITING_FOR_CACHE)
-        assert row is not None
-        claim_name, cache_path = str(row.get("claimName") or ""), str(row.get("path") or "")
+        located = cache_location(spec["modelCacheRef"]["name"], cache, cluster_name)
+        if isinstance(located, str):
+            return _kept(observed, spec, located, WAITING_FOR_CACHE)
+        claim_name, cache_path = located
 
     metadata = mapping_at(xr, "metadata")
     name, namespace = str(metadata.get("name", "")), str(metadata.get("namespace", ""))

@@ -50,11 +50,12 @@ def derive_replica_phase(
             desired_replicas,
             ready,
         )
-    if _condition(status, "Failed").get("status") == "True":
-        failed = _condition(status, "Failed")
-        return ReplicaPhase(
-            FAILED, f"{kind} failed: {failed.get('message', '')}", desired_replicas, ready
-        )
+    # Deployment: ReplicaFailure (e.g. quota exceeded); other kinds may report Failed.
+    for failure in ("ReplicaFailure", "Failed"):
+        failed = _condition(status, failure)
+        if failed.get("status") == "True":
+            why = failed.get("message") or failed.get("reason") or failure
+            return ReplicaPhase(FAILED, f"{kind} failed: {why}", desired_replicas, ready)
     if available and ready >= desired_replicas and (updated >= desired_replicas) and not updating:
         return ReplicaPhase(READY, "", desired_replicas, ready)
     if updating or updated < desired_replicas:

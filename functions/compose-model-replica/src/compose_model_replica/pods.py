@@ -34,16 +34,27 @@ def engine_pod(
     command: list[str],
     args: list[str],
     claim_name: str | None,
+    cache_path: str | None = None,
     serving: bool,
 ) -> dict[str, Any]:
-    """A pod template. `serving`: the pod answers requests (single node or leader)."""
+    """A pod template. `serving`: the pod answers requests (single node or leader).
+
+    The claim is mounted with the cache's path as subPath, so /mnt/models holds exactly
+    this cache's current weights (not other caches sharing a claim, nor older copies)."""
     engine = spec.get("engine") or {}
     gpus = int(spec.get("gpusPerNode") or 1)
     port = int(engine.get("port") or 8000)
     mounts: list[dict[str, Any]] = [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}]
     volumes: list[dict[str, Any]] = [{"name": SHM_VOLUME, "emptyDir": {"medium": "Memory"}}]
     if claim_name:
-        mounts.append({"name": CACHE_VOLUME_NAME, "mountPath": MODEL_MOUNT_PATH, "readOnly": True})
+        mount: dict[str, Any] = {
+            "name": CACHE_VOLUME_NAME,
+            "mountPath": MODEL_MOUNT_PATH,
+            "readOnly": True,
+        }
+        if cache_path:
+            mount["subPath"] = cache_path.strip("/")
+        mounts.append(mount)
         volumes.append(
             {
                 "name": CACHE_VOLUME_NAME,

@@ -34,6 +34,7 @@ def workload_manifest(
         command=commands.command,
         args=commands.args,
         claim_name=claim_name,
+        cache_path=cache_path,
         serving=True,
     )
     metadata: dict[str, Any] = {"name": name, "namespace": namespace, "labels": dict(labels)}
@@ -54,6 +55,7 @@ def workload_manifest(
         command=commands.worker_command or [],
         args=commands.worker_args or [],
         claim_name=claim_name,
+        cache_path=cache_path,
         serving=False,
     )
     topology = (spec.get("placement") or {}).get("exclusiveTopology")
