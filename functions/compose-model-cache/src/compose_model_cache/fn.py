@@ -2,8 +2,9 @@
 
 from typing import Any
 
-from crossplane.function import request, resource, response
+from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from modelfleet_contracts import structs
 from modelfleet_contracts.api import API_VERSION, INFERENCE_CLUSTER
 from modelfleet_contracts.fields import mapping_at
 from modelfleet_contracts.outcome import apply_outcome
@@ -29,15 +30,16 @@ def require_clusters(rsp: fnv1.RunFunctionResponse, spec: dict[str, Any]) -> Non
 
 
 def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
-    xr = resource.struct_to_dict(req.observed.composite.resource)
+    xr = structs.to_dict(req.observed.composite.resource)
     require_clusters(rsp, mapping_at(xr, "spec"))
     clusters = (
-        request.get_required_resources(req, CLUSTERS)
+        [structs.to_dict(item.resource) for item in req.required_resources[CLUSTERS].items]
         if CLUSTERS in req.required_resources
         else None
     )
+    # Only the parts of each observed Object the core reads (not the echoed manifests).
     observed = {
-        name: resource.struct_to_dict(r.resource) for name, r in req.observed.resources.items()
+        name: structs.observed_object(r.resource) for name, r in req.observed.resources.items()
     }
     outcome = compose_cache(xr, clusters, observed)
 

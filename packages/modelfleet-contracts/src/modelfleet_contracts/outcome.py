@@ -3,9 +3,9 @@
 from dataclasses import dataclass, field
 from typing import Any
 
-from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
+from modelfleet_contracts import structs
 from modelfleet_contracts.conditions import Status, report, set_composite_ready
 from modelfleet_contracts.runner import keep_observed_resources, keep_observed_status
 
@@ -39,9 +39,9 @@ def apply_outcome(
         keep_observed_status(req, rsp)
     else:
         for name, desired in outcome.desired.items():
-            rsp.desired.resources[name].resource.update(desired)
+            structs.update(rsp.desired.resources[name].resource, desired)
         if outcome.status is not None:
-            resource.update(rsp.desired.composite, {"status": outcome.status})
+            structs.update(rsp.desired.composite.resource, {"status": outcome.status})
     if outcome.conditions:
         report(rsp, observed_xr, *outcome.conditions, progress_reasons=progress_reasons)
     set_composite_ready(rsp, outcome.ready and not outcome.keep_everything)

@@ -15,6 +15,7 @@ from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
+from modelfleet_contracts import structs
 from modelfleet_contracts.objects import carry_forward
 
 Core = Callable[[fnv1.RunFunctionRequest, fnv1.RunFunctionResponse], None]
@@ -28,14 +29,14 @@ def keep_observed_resources(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionR
     for name, observed in req.observed.resources.items():
         if name in rsp.desired.resources:
             continue
-        kept = carry_forward(resource.struct_to_dict(observed.resource))
-        rsp.desired.resources[name].resource.update(kept)
+        kept = carry_forward(structs.to_dict(observed.resource))
+        structs.update(rsp.desired.resources[name].resource, kept)
 
 
 def keep_observed_status(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
     """Re-assert the XR's observed status fields (not its conditions), so a reconcile that
     cannot decide does not wipe what the last good one reported."""
-    observed = resource.struct_to_dict(req.observed.composite.resource)
+    observed = structs.to_dict(req.observed.composite.resource)
     status = {k: v for k, v in (observed.get("status") or {}).items() if k != "conditions"}
     if status:
         resource.update(rsp.desired.composite, {"status": status})

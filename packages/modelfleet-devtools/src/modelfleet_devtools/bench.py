@@ -9,11 +9,14 @@ import gc
 import statistics
 import time
 import tracemalloc
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from modelfleet_devtools.world import observed_object
 
 MIB = 1024 * 1024
 GRPC_DEFAULT_LIMIT = 4 * MIB
@@ -116,3 +119,38 @@ def run_benchmark(
     rows = [measure(size, build_request, runner) for size in sizes]
     print(format_table(title, rows), flush=True)
     return rows
+
+
+def _server_metadata(metadata: dict[str, Any], manager: str) -> None:
+    """What an API server adds to every object it stores (uid, versions, managed fields)."""
+    metadata.setdefault("uid", str(uuid.uuid4()))
+    metadata.setdefault("resourceVersion", "18446744")
+    metadata.setdefault("generation", 1)
+    metadata.setdefault("creationTimestamp", "2026-01-01T00:00:00Z")
+    metadata.setdefault(
+        "managedFields",
+        [
+            {
+                "apiVersion": "v1",
+                "fieldsType": "FieldsV1",
+                "manager": manager,
+                "operation": "Apply",
+                "time": "2026-01-01T00:00:00Z",
+                "fieldsV1": {"f:metadata": {"f:labels": {}}, "f:spec": {}},
+            }
+        ],
+    )
+
+
+def observed_as_stored(
+    desired: dict[str, Any], *, remote_status: dict[str, Any] | None, ready: bool | None
+) -> dict[str, Any]:
+    """A composed Object as Crossplane sends it back once provider-kubernetes observed it:
+    the Object and its echoed remote manifest both carry the server-set metadata a real API
+    server adds, so request sizes are those of a real fleet rather than a minimal fixture."""
+    obj = observed_object(desired, remote_status=remote_status, ready=ready)
+    _server_metadata(obj.setdefault("metadata", {}), "apiextensions.crossplane.io/composed")
+    manifest = obj["status"]["atProvider"]["manifest"]
+    if manifest:
+        _server_metadata(manifest.setdefault("metadata", {}), "provider-kubernetes")
+    return obj

@@ -1,0 +1,107 @@
+"""Benchmark compose-model-cache: one ModelCache over N clusters, the reconcile that sees
+every cluster become Ready.
+
+Each cluster is connected with ReadWriteMany storage; its claim (Bound) and hydration Job
+(Complete) are observed as provider-kubernetes reports them, every Object echoing its remote
+manifest and status. The previous status still says Hydrating, so this reconcile computes
+every phase, drops the finished Jobs, latches Ready and emits the all-ready event.
+
+Run: uv run python functions/compose-model-cache/benchmarks/bench_cache.py
+"""
+
+import sys
+from typing import Any
+
+from compose_model_cache.fn import CLUSTERS, run_function
+from compose_model_cache.main import NAME
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from modelfleet_contracts.runner import SafeRunner
+from modelfleet_devtools.bench import observed_as_stored, run_benchmark
+from modelfleet_devtools.requests import desired_resources, run_function_request
+from modelfleet_devtools.world import inference_cluster
+
+RUNNER = SafeRunner(run_function, NAME)
+SIZES = (1, 10, 100, 1000)
+
+
+def model_cache() -> dict[str, Any]:
+    return {
+        "apiVersion": "modelfleet.io/v1alpha1",
+        "kind": "ModelCache",
+        "metadata": {"name": "llama-405b", "namespace": "ml-platform", "uid": "0f1e2d3c"},
+        "spec": {
+            "source": "HuggingFace",
+            "huggingFace": {
+                "repo": "meta-llama/Llama-3.1-405B-Instruct",
+                "revision": "main",
+                "include": ["*.safetensors", "*.json", "tokenizer*"],
+            },
+            "sizeGiB": 900,
+            "clusterSelector": {"matchLabels": {"modelfleet.io/tier": "gpu"}},
+        },
+    }
+
+
+def clusters(count: int) -> list[dict[str, Any]]:
+    return [
+        inference_cluster(
+            f"gpu-{i:04d}", labels={"modelfleet.io/tier": "gpu", "region": f"r{i % 7}"}
+        )
+        for i in range(count)
+    ]
+
+
+def _remote_status(manifest_kind: str) -> dict[str, Any]:
+    if manifest_kind == "PersistentVolumeClaim":
+        return {
+            "phase": "Bound",
+            "accessModes": ["ReadWriteMany"],
+            "capacity": {"storage": "900Gi"},
+        }
+    return {
+        "succeeded": 1,
+        "startTime": "2026-01-01T00:00:00Z",
+        "completionTime": "2026-01-01T02:13:00Z",
+        "conditions": [
+            {"type": "SuccessCriteriaMet", "status": "True"},
+            {"type": "Complete", "status": "True"},
+        ],
+    }
+
+
+def build_request(count: int) -> fnv1.RunFunctionRequest:
+    """The reconcile at which all `count` clusters turn Ready."""
+    xr = model_cache()
+    fleet = clusters(count)
+    # What the function composes for this fleet, observed as provider-kubernetes reports it.
+    first = RUNNER.run(run_function_request(xr, required={CLUSTERS: fleet}))
+    observed = {
+        name: observed_as_stored(
+            obj,
+            remote_status=_remote_status(obj["spec"]["forProvider"]["manifest"]["kind"]),
+            ready=True,
+        )
+        for name, obj in desired_resources(first).items()
+    }
+    xr["status"] = {
+        "summary": {"ready": f"0/{count}"},
+        "clusters": [
+            {"name": ic["metadata"]["name"], "phase": "Hydrating", "message": "downloading"}
+            for ic in fleet
+        ],
+    }
+    return run_function_request(xr, observed=observed, required={CLUSTERS: fleet})
+
+
+def main(sizes: tuple[int, ...] = SIZES) -> int:
+    rows = run_benchmark(
+        "compose-model-cache: one ModelCache over N clusters, all turning Ready",
+        build_request,
+        RUNNER,
+        sizes,
+    )
+    return 0 if all(r.response_bytes < 4 * 1024 * 1024 for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(tuple(int(a) for a in sys.argv[1:]) or SIZES))
