@@ -1,0 +1,191 @@
+"""`modelfleet simulate DIR`: run a whole fleet locally through the real functions."""
+
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import click
+from modelfleet_contracts.fields import list_at, mapping_at
+
+from modelfleet_cli.functions import FunctionError, running_functions
+from modelfleet_cli.pipeline import Caller, PipelineError, repository_compositions
+from modelfleet_cli.simulate import faults as f
+from modelfleet_cli.simulate.control_plane import ControlPlane, condition, workload_clusters
+from modelfleet_cli.simulate.fleet import FleetError, load_fleet, load_settings, xr_id
+from modelfleet_cli.simulate.timeline import Progress, Timeline
+from modelfleet_cli.simulate.verdict import assess
+
+DEFAULT_ROUNDS = 30
+FUNCTIONS = (
+    "compose-inference-cluster",
+    "compose-model-cache",
+    "compose-model-deployment",
+    "compose-model-replica",
+)
+
+
+def _why_not_ready(plane: ControlPlane) -> str:
+    """The first XR that is not Ready and the condition that says why."""
+    for xr in plane.xrs():
+        if condition(xr, "Ready").get("status") == "True":
+            continue
+        for c in list_at(mapping_at(xr, "status"), "conditions"):
+            if c.get("type") != "Ready" and c.get("status") == "False":
+                return f"{xr_id(xr)}: {c.get('type')}={c.get('reason')}: {c.get('message', '')}"
+        ready = condition(xr, "Ready")
+        return f"{xr_id(xr)}: Ready={ready.get('status', 'Unknown')} {ready.get('message', '')}"
+    return "no XR left"
+
+
+def _inventory(plane: ControlPlane) -> dict[str, Any]:
+    """What is on each workload cluster at the end (kind, namespace, name, and the facts
+    tests look at), plus the cluster's event log."""
+    out = {}
+    for name, cluster in plane.clusters.items():
+        objects = []
+        for (kind, namespace, obj_name), obj in sorted(cluster.objects.items()):
+            entry: dict[str, Any] = {"kind": kind, "namespace": namespace, "name": obj_name}
+            spec, status = mapping_at(obj, "spec"), mapping_at(obj, "status")
+            if kind == "LeaderWorkerSet":
+                entry["size"] = mapping_at(spec, "leaderWorkerTemplate").get("size")
+            if kind in ("Deployment", "LeaderWorkerSet"):
+                entry["replicas"] = spec.get("replicas")
+                entry["readyReplicas"] = status.get("readyReplicas")
+            if kind == "PersistentVolumeClaim":
+                entry["phase"] = status.get("phase")
+                entry["terminating"] = bool(mapping_at(obj, "metadata").get("deletionTimestamp"))
+            if kind == "Job":
+                entry["conditions"] = [c.get("type") for c in list_at(status, "conditions")]
+            objects.append(entry)
+        out[name] = {"objects": objects, "events": cluster.events}
+    return out
+
+
+def simulate_fleet(
+    directory: Path,
+    *,
+    rounds: int | None,
+    fault_texts: tuple[str, ...],
+    timeline: Timeline,
+    progress: Progress,
+    call: Caller,
+) -> dict[str, Any]:
+    """Run the simulation, calling functions through `call`; the machine-readable result
+    (raises FleetError / FaultError on bad input)."""
+    fleet = load_fleet(directory)
+    settings = load_settings(directory)
+    faults = f.faults_from_settings(settings.get("faults")) + [
+        f.parse_fault(t) for t in fault_texts
+    ]
+    limit = rounds or int(settings.get("rounds", DEFAULT_ROUNDS))
+    compositions = repository_compositions()
+    if not compositions:
+        raise FleetError("cannot find this repository's Compositions (apis/*/composition.yaml)")
+    plane = ControlPlane(fleet, compositions, call, workload_clusters(fleet, settings), faults)
+    noted = 0
+    while plane.round < limit:
+        plane.run_round()
+        for fault, first in plane.applied.items():
+            if first == plane.round:
+                timeline.note(plane.round, f"fault injected: {fault}")
+        for loss in plane.losses[noted:]:
+            timeline.note(plane.round, f"LOST {loss.what} on {loss.cluster} ({loss.owner})")
+        noted = len(plane.losses)
+        xrs = plane.xrs()
+        timeline.record(plane.round, xrs)
+        ready = sum(1 for x in xrs if condition(x, "Ready").get("status") == "True")
+        progress.update(plane.round, limit, ready, len(xrs))
+        if plane.all_ready() and plane.faults_settled():
+            break
+    progress.done()
+    all_ready = plane.all_ready()
+    verdicts = assess(plane, timeline.messages, timeline.history, all_ready)
+    return {
+        "result": "Ready" if all_ready else "RoundLimit",
+        "reason": "" if all_ready else _why_not_ready(plane),
+        "rounds": plane.round,
+        "roundLimit": limit,
+        "xrs": {
+            xr_id(x): {
+                "kind": x["kind"],
+                "namespace": x["metadata"].get("namespace", ""),
+                "name": x["metadata"]["name"],
+                "ready": condition(x, "Ready").get("status") == "True",
+                "history": timeline.history.get(xr_id(x), []),
+                "status": x.get("status", {}),
+            }
+            for x in plane.xrs()
+        },
+        "deleted": sorted(i for i in timeline.history if i not in {xr_id(x) for x in plane.xrs()}),
+        "events": [asdict(e) for e in plane.events],
+        "faults": [asdict(v) for v in verdicts],
+        "losses": [asdict(x) for x in plane.losses],
+        "clusters": _inventory(plane),
+        "ignored": fleet.ignored,
+    }
+
+
+@click.command(help="Reconcile a whole fleet (the XRs in DIR) locally, round after round.")
+@click.argument("directory", metavar="DIR", type=click.Path(path_type=Path))
+@click.option(
+    "--rounds",
+    type=click.IntRange(min=1),
+    default=None,
+    help=f"Round limit (default: simulation.yaml's `rounds`, else {DEFAULT_ROUNDS}).",
+)
+@click.option(
+    "--fault",
+    "fault_texts",
+    multiple=True,
+    metavar="KIND:TARGET[@ROUND[+ROUNDS]]",
+    help="Inject a fault (repeatable): " + ", ".join(f.KINDS) + ".",
+)
+@click.option(
+    "--output", type=click.Choice(["timeline", "json"]), default="timeline", show_default=True
+)
+@click.option("--quiet", is_flag=True, help="No progress line on stderr.")
+def simulate(
+    directory: Path, rounds: int | None, fault_texts: tuple[str, ...], output: str, quiet: bool
+) -> None:
+    as_json = output == "json"
+    timeline = Timeline(out=None if as_json else sys.stdout)
+    progress = Progress(enabled=not quiet)
+    try:
+        load_fleet(directory)  # a bad directory fails before any function starts
+        with running_functions(start=FUNCTIONS) as servers:
+            result = simulate_fleet(
+                directory,
+                rounds=rounds,
+                fault_texts=fault_texts,
+                timeline=timeline,
+                progress=progress,
+                call=servers,
+            )
+    except (FleetError, f.FaultError, FunctionError, PipelineError) as exc:
+        progress.done()
+        click.echo(f"modelfleet simulate: {exc}", err=True)
+        sys.exit(1)
+    if as_json:
+        click.echo(json.dumps(result, indent=2, sort_keys=True))
+    else:
+        _print_summary(result)
+    sys.exit(0 if result["result"] == "Ready" else 2)
+
+
+def _print_summary(result: dict[str, Any]) -> None:
+    for verdict in result["faults"]:
+        state = "survived" if verdict["survived"] else "NOT survived"
+        click.echo(
+            f"fault {verdict['fault']}: {state}"
+            + (f", lost {verdict['lost']}" if verdict["lost"] else "")
+        )
+    if result["result"] == "Ready":
+        click.echo(f"all {len(result['xrs'])} XRs Ready after {result['rounds']} rounds")
+    else:
+        click.echo(
+            f"not Ready after {result['rounds']} rounds (limit {result['roundLimit']}): "
+            f"{result['reason']}",
+            err=True,
+        )

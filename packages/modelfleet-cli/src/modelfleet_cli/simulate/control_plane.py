@@ -1,0 +1,412 @@
+"""The simulated control plane: Crossplane's composite reconciler, round after round.
+
+Each round every XR (user XRs first, then the XRs they compose, such as ModelReplicas) is
+reconciled once through its Composition's pipeline (`modelfleet_cli.pipeline`), with its
+observed composed resources as the simulated providers report them and required resources
+resolved from the control plane's current objects. Desired resources are created or updated;
+resources a function leaves out are deleted, as Crossplane does. Then the providers apply
+managed resources to the workload clusters, the clusters' controllers act, and the providers
+observe the result.
+"""
+
+import copy
+import hashlib
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from modelfleet_contracts.api import (
+    API_VERSION,
+    INFERENCE_CLUSTER,
+    LWS_KIND,
+    MODEL_CACHE,
+    OBJECT_API_VERSION,
+    PROVIDER_CONFIG_KIND,
+)
+from modelfleet_contracts.fields import list_at, mapping_at, mapping_path
+
+from modelfleet_cli.pipeline import (
+    Caller,
+    PipelineResult,
+    composed_metadata,
+    composition_for,
+    run_pipeline,
+    set_conditions,
+)
+from modelfleet_cli.simulate import faults as f
+from modelfleet_cli.simulate.fleet import XR_ORDER, Fleet, xr_id
+from modelfleet_cli.simulate.provider import Providers, is_managed
+from modelfleet_cli.simulate.workload import HydrationFault, Pool, WorkloadCluster
+
+Key = tuple[str, str, str, str]  # apiVersion, kind, namespace, name
+START = datetime(2025, 1, 1, tzinfo=UTC)
+# Remote kinds whose loss costs weights or serving capacity.
+PRECIOUS = frozenset({"PersistentVolumeClaim", "Job", "Deployment", LWS_KIND})
+
+
+def key_of(obj: dict[str, Any]) -> Key:
+    metadata = mapping_at(obj, "metadata")
+    return (
+        str(obj.get("apiVersion")),
+        str(obj.get("kind")),
+        str(metadata.get("namespace") or ""),
+        str(metadata.get("name") or ""),
+    )
+
+
+def is_xr(obj: dict[str, Any]) -> bool:
+    return obj.get("apiVersion") == API_VERSION and obj.get("kind") in XR_ORDER
+
+
+def _xr_sort(key: Key) -> tuple[int, str, str]:
+    return XR_ORDER.index(key[1]), key[2], key[3]
+
+
+@dataclass
+class Loss:
+    """Something precious deleted while its owner and its cluster still exist."""
+
+    round: int
+    what: str
+    cluster: str
+    owner: str
+
+
+@dataclass
+class Event:
+    round: int
+    xr: str
+    severity: str
+    message: str
+
+
+def workload_clusters(fleet: Fleet, settings: dict[str, Any]) -> dict[str, WorkloadCluster]:
+    """One simulated cluster per InferenceCluster of the fleet, shaped by its spec (pools,
+    its named StorageClass) and by `simulation.yaml` (`clusters.<name>`: extra
+    `storageClasses`, `missingStorageClasses`, pre-existing `objects`)."""
+    per_cluster = mapping_at(settings, "clusters")
+    hydration_rounds = int(settings.get("hydrationRounds", 2))
+    clusters = {}
+    for ic in fleet.xrs:
+        if ic["kind"] != INFERENCE_CLUSTER:
+            continue
+        name = ic["metadata"]["name"]
+        spec = mapping_at(ic, "spec")
+        extra = mapping_at(per_cluster, name)
+        classes = {str(c) for c in list_at(extra, "storageClasses")}
+        named = mapping_at(spec, "storage").get("storageClassName")
+        if named:
+            classes.add(str(named))
+        classes -= {str(c) for c in list_at(extra, "missingStorageClasses")}
+        pools = [
+            Pool(
+                name=str(p.get("name")),
+                node_count=int(p.get("nodeCount") or 0),
+                gpus_per_node=int(mapping_at(p, "gpu").get("count") or 0),
+                node_selector={str(k): str(v) for k, v in mapping_at(p, "nodeSelector").items()},
+            )
+            for p in list_at(spec, "nodePools")
+            if isinstance(p, dict)
+        ]
+        cluster = WorkloadCluster(name, pools, classes, hydration_rounds=hydration_rounds)
+        for obj in list_at(extra, "objects"):
+            if isinstance(obj, dict):
+                cluster.add_existing(obj)
+        clusters[name] = cluster
+    return clusters
+
+
+@dataclass
+class ControlPlane:
+    fleet: Fleet
+    compositions: list[dict[str, Any]]
+    call: Caller
+    clusters: dict[str, WorkloadCluster]
+    faults: list[f.Fault] = field(default_factory=list)
+    store: dict[Key, dict[str, Any]] = field(default_factory=dict)
+    refs: dict[Key, dict[str, Key]] = field(default_factory=dict)
+    roots: dict[Key, Key] = field(default_factory=dict)
+    losses: list[Loss] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    applied: dict[str, int] = field(default_factory=dict)  # fault -> round first applied
+    round: int = 0
+    _current: Key | None = None
+    _serial: int = 0
+
+    def __post_init__(self) -> None:
+        self.pc_cluster: dict[str, str] = {}
+        for ic in self.fleet.xrs:
+            if ic["kind"] != INFERENCE_CLUSTER:
+                continue
+            connection = mapping_path(ic, "spec", "connection")
+            named = connection.get("providerConfigName")
+            self.pc_cluster[str(named or ic["metadata"]["name"])] = ic["metadata"]["name"]
+            if named:  # the platform team's provider config, assumed to exist
+                self._put(
+                    {
+                        "apiVersion": OBJECT_API_VERSION,
+                        "kind": PROVIDER_CONFIG_KIND,
+                        "metadata": {"name": str(named)},
+                        "spec": {"credentials": {"source": "InjectedIdentity"}},
+                    }
+                )
+        for secret in self.fleet.secrets:
+            self._put(copy.deepcopy(secret))
+        for xr in self.fleet.xrs:
+            self._add_xr(copy.deepcopy(xr))
+        for fault in self.faults:
+            if fault.kind in (f.HYDRATION_FAILS, f.HYDRATION_FAILS_ALWAYS):
+                cluster = self.clusters.get(fault.target)
+                if cluster is None:
+                    raise f.FaultError(
+                        f"fault {fault.describe()}: no InferenceCluster {fault.target}"
+                    )
+                failures = 1 if fault.kind == f.HYDRATION_FAILS else None
+                cluster.hydration_faults.append(HydrationFault(failures))
+        self.providers = Providers(self.clusters, self._provider_config_cluster, self._secret)
+
+    # --- the store ------------------------------------------------------------------------
+
+    def _put(self, obj: dict[str, Any]) -> Key:
+        key = key_of(obj)
+        if key not in self.store:
+            self._serial += 1
+            obj.setdefault("metadata", {}).setdefault("uid", f"cp-{self._serial:05d}")
+        self.store[key] = obj
+        return key
+
+    def _add_xr(self, xr: dict[str, Any], root: Key | None = None) -> Key:
+        key = self._put(xr)
+        self.refs.setdefault(key, {})
+        self.roots[key] = root or key
+        return key
+
+    def xr_keys(self) -> list[Key]:
+        return sorted((k for k in self.store if k in self.refs), key=_xr_sort)
+
+    def _secret(self, namespace: str, name: str) -> dict[str, Any] | None:
+        return self.store.get(("v1", "Secret", namespace, name))
+
+    def _provider_config_cluster(self, name: str) -> str | None:
+        exists = any(
+            k[1] == PROVIDER_CONFIG_KIND and k[3] == name and k[0] == OBJECT_API_VERSION
+            for k in self.store
+        )
+        return self.pc_cluster.get(name) if exists else None
+
+    def _cluster_registered(self, cluster: str) -> bool:
+        return (API_VERSION, INFERENCE_CLUSTER, "", cluster) in self.store
+
+    # --- one round ------------------------------------------------------------------------
+
+    def run_round(self) -> None:
+        self.round += 1
+        self._inject()
+        done: set[Key] = set()
+        while True:
+            pending = [k for k in self.xr_keys() if k not in done]
+            if not pending:
+                break
+            key = pending[0]
+            done.add(key)
+            if key in self.store:
+                self.reconcile(key)
+        managed = [o for o in self.store.values() if is_managed(o)]
+        for obj in managed:
+            self.providers.sync(obj)
+        for cluster in self.clusters.values():
+            cluster.tick()
+        for obj in managed:
+            self.providers.observe(obj)
+
+    def _active(self, kind: str) -> list[f.Fault]:
+        return [x for x in self.faults if x.kind == kind and x.active(self.round)]
+
+    def _inject(self) -> None:
+        """Faults that act at the start of a round: deletions and re-applies."""
+        for fault in self.faults:
+            if fault.active(self.round):
+                self.applied.setdefault(fault.describe(), self.round)
+            if fault.kind == f.CLUSTER_DELETED:
+                key: Key = (API_VERSION, INFERENCE_CLUSTER, "", fault.target)
+            elif fault.kind == f.CACHE_DELETED:
+                ns, _, name = fault.target.partition("/")
+                key = (API_VERSION, MODEL_CACHE, ns, name)
+            else:
+                continue
+            if self.round == fault.round and key in self.store:
+                self.delete(key, f"fault {fault.describe()}")
+            elif self.round == fault.until and key not in self.store:
+                original = next(
+                    (x for x in self.fleet.xrs if key_of(x) == key), None
+                )  # the user applies it again
+                if original is not None:
+                    self._add_xr(copy.deepcopy(original))
+
+    def _call(self, name: str, req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
+        key = self._current
+        if key is not None and any(
+            x.matches_xr(key[1], key[2], key[3]) for x in self._active(f.REQUIREMENT_UNRESOLVED)
+        ):
+            req = copy.deepcopy(req)
+            req.ClearField("required_resources")
+        return self.call(name, req)
+
+    def reconcile(self, key: Key) -> None:
+        xr = self.store[key]
+        composition = composition_for(xr, self.compositions)
+        if composition is None:
+            raise RuntimeError(f"no Composition for {xr_id(xr)}")
+        observed = {
+            name: copy.deepcopy(self.store[k])
+            for name, k in self.refs[key].items()
+            if k in self.store
+        }
+        if any(x.matches_xr(key[1], key[2], key[3]) for x in self._active(f.OBSERVED_MISSING)):
+            observed = {}
+        pool = [o for k, o in self.store.items() if k[1] != "Secret"]
+        self._current = key
+        try:
+            result = run_pipeline(
+                xr,
+                composition,
+                self._call,
+                observed=observed,
+                required_pool=pool,
+                now=START + timedelta(minutes=self.round),
+            )
+        finally:
+            self._current = None
+        self._record_results(xr, result)
+        self.store[key] = result.composite
+        flapping = {x.target for x in self._active(f.CLUSTER_FLAPS)}
+        if key[1] == INFERENCE_CLUSTER and key[3] in flapping:
+            self._flap(result.composite)
+        if result.fatal is not None:
+            return  # nothing applied, nothing deleted
+        self._apply_desired(key, result)
+
+    def _record_results(self, xr: dict[str, Any], result: PipelineResult) -> None:
+        severities = {
+            fnv1.SEVERITY_FATAL: "Fatal",
+            fnv1.SEVERITY_WARNING: "Warning",
+            fnv1.SEVERITY_NORMAL: "Normal",
+        }
+        for r in result.results:
+            self.events.append(
+                Event(self.round, xr_id(xr), severities.get(r.severity, "Normal"), r.message)
+            )
+
+    def _flap(self, ic: dict[str, Any]) -> None:
+        """The InferenceCluster's status reads disconnected for this round (what consumers
+        that read it next will see)."""
+        status = ic.setdefault("status", {})
+        status.pop("workloadNamespace", None)
+        if isinstance(status.get("storage"), dict):
+            status["storage"]["ready"] = False
+        message = "simulated fault: the cluster's API server did not answer"
+        set_conditions(
+            ic,
+            [
+                {
+                    "type": "Connected",
+                    "status": "False",
+                    "reason": "Unavailable",
+                    "message": message,
+                },
+                {"type": "Ready", "status": "False", "reason": "Unavailable", "message": message},
+            ],
+            START + timedelta(minutes=self.round),
+        )
+
+    def _apply_desired(self, key: Key, result: PipelineResult) -> None:
+        xr = self.store[key]
+        refs = self.refs[key]
+        for name, desired in result.resources.items():
+            previous = self.store.get(refs[name]) if name in refs else None
+            obj = composed_metadata(desired, xr, name, previous)
+            metadata = obj["metadata"]
+            if not metadata.get("name"):
+                digest = hashlib.sha256(f"{key}/{name}".encode()).hexdigest()[:5]
+                metadata["name"] = f"{metadata.pop('generateName', '')}{digest}"
+            metadata.pop("generateName", None)
+            if previous is not None:
+                metadata["uid"] = mapping_at(previous, "metadata").get("uid")
+                if "status" in previous:
+                    obj["status"] = previous["status"]
+            new_key = key_of(obj)
+            if is_xr(obj) and new_key not in self.store:
+                self._add_xr(obj, root=self.roots.get(key, key))
+            else:
+                self._put(obj)
+            refs[name] = new_key
+        for name in [n for n in refs if n not in result.resources]:
+            gone = refs.pop(name)
+            if gone in self.store:
+                self._check_loss(key, gone)
+                self.delete(gone, f"left out of {xr_id(xr)}'s desired state")
+
+    def _check_loss(self, owner: Key, gone: Key) -> None:
+        """A function dropped a composed resource: count it lost when it is precious and its
+        cluster is still registered (the user did not ask for it to go)."""
+        obj = self.store[gone]
+        if is_xr(obj):
+            cluster = str(mapping_at(obj, "spec").get("clusterName") or "")
+            what = xr_id(obj)
+        else:
+            manifest = mapping_path(obj, "spec", "forProvider", "manifest")
+            if manifest.get("kind") not in PRECIOUS:
+                return
+            pc = str(mapping_path(obj, "spec", "providerConfigRef").get("name") or "")
+            cluster = self.pc_cluster.get(pc, "")
+            remote = self.clusters[cluster].get(manifest) if cluster in self.clusters else None
+            if remote is None:
+                return
+            complete = any(
+                c.get("type") == "Complete" and c.get("status") == "True"
+                for c in list_at(mapping_at(remote, "status"), "conditions")
+            )
+            if manifest.get("kind") == "Job" and complete:
+                return  # a finished hydration Job is cleaned up by design
+            what = f"{manifest.get('kind')} {mapping_at(manifest, 'metadata').get('name')}"
+        if cluster and self._cluster_registered(cluster):
+            self.losses.append(Loss(self.round, what, cluster, xr_id(self.store[owner])))
+
+    def delete(self, key: Key, reason: str) -> None:
+        """Delete an object from the control plane; an XR takes its composed resources with
+        it, a managed resource its remote object (as its management policies allow)."""
+        obj = self.store.get(key)
+        if obj is None:
+            return
+        for child in list(self.refs.get(key, {}).values()):
+            self.delete(child, f"{xr_id(obj)} deleted")
+        self.refs.pop(key, None)
+        self.roots.pop(key, None)
+        if is_managed(obj):
+            outcome = self.providers.delete(obj, reason)
+            self.events.append(Event(self.round, xr_id(obj), "Normal", f"{outcome} ({reason})"))
+        del self.store[key]
+
+    # --- what the timeline reads ----------------------------------------------------------
+
+    def xrs(self) -> list[dict[str, Any]]:
+        return [self.store[k] for k in self.xr_keys()]
+
+    def all_ready(self) -> bool:
+        xrs = self.xrs()
+        return bool(xrs) and all(condition(x, "Ready").get("status") == "True" for x in xrs)
+
+    def faults_settled(self) -> bool:
+        """Every fault has started, and every one with an end has ended."""
+        return all(
+            self.round >= x.round and (x.until is None or self.round >= x.until)
+            for x in self.faults
+        )
+
+
+def condition(obj: dict[str, Any], typ: str) -> dict[str, Any]:
+    for c in list_at(mapping_at(obj, "status"), "conditions"):
+        if isinstance(c, dict) and c.get("type") == typ:
+            return c
+    return {}

@@ -1,0 +1,130 @@
+"""Reading a fleet directory: the XRs and Secrets a user would `kubectl apply`."""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from modelfleet_contracts.api import (
+    API_VERSION,
+    INFERENCE_CLUSTER,
+    MODEL_CACHE,
+    MODEL_DEPLOYMENT,
+    MODEL_REPLICA,
+)
+from modelfleet_contracts.models.inferencecluster import InferenceClusterSpec
+from modelfleet_contracts.models.modelcache import ModelCacheSpec
+from modelfleet_contracts.models.modeldeployment import ModelDeploymentSpec
+from modelfleet_contracts.models.modelreplica import ModelReplicaSpec
+from pydantic import BaseModel, ValidationError
+
+SETTINGS_FILE = "simulation.yaml"
+# Files in a fleet directory that are not fleet objects.
+NOT_FLEET = frozenset({SETTINGS_FILE, "functions.yaml"})
+SPEC_MODELS: dict[str, type[BaseModel]] = {
+    INFERENCE_CLUSTER: InferenceClusterSpec,
+    MODEL_CACHE: ModelCacheSpec,
+    MODEL_DEPLOYMENT: ModelDeploymentSpec,
+    MODEL_REPLICA: ModelReplicaSpec,
+}
+# Reconcile order within a round: what others read comes first.
+XR_ORDER = (INFERENCE_CLUSTER, MODEL_CACHE, MODEL_DEPLOYMENT, MODEL_REPLICA)
+
+
+class FleetError(ValueError):
+    """The directory cannot be simulated; the message is one line for the user."""
+
+
+@dataclass
+class Fleet:
+    xrs: list[dict[str, Any]] = field(default_factory=list)
+    secrets: list[dict[str, Any]] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)  # "<file>: <kind> <name>"
+
+
+def xr_id(obj: dict[str, Any]) -> str:
+    """`Kind namespace/name` or `Kind name`: how the timeline names an object."""
+    metadata = obj.get("metadata") or {}
+    ns = metadata.get("namespace")
+    return (
+        f"{obj.get('kind')} {ns}/{metadata.get('name')}"
+        if ns
+        else f"{obj.get('kind')} {metadata.get('name')}"
+    )
+
+
+def _validate(path: Path, obj: dict[str, Any]) -> None:
+    kind = str(obj["kind"])
+    metadata = obj.get("metadata")
+    if not isinstance(metadata, dict) or not metadata.get("name"):
+        raise FleetError(f"{path}: {kind} without metadata.name")
+    if kind != INFERENCE_CLUSTER:
+        metadata.setdefault("namespace", "default")
+    try:
+        SPEC_MODELS[kind].model_validate(obj.get("spec") or {})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "spec"
+        raise FleetError(
+            f"{path}: {xr_id(obj)} is invalid: spec.{where}: {first['msg']}"
+            f" ({exc.error_count()} problem(s))"
+        ) from None
+
+
+def load_fleet(directory: Path) -> Fleet:
+    if not directory.is_dir():
+        raise FleetError(f"{directory}: no such directory")
+    files = sorted(
+        p for p in directory.iterdir() if p.suffix in (".yaml", ".yml") and p.name not in NOT_FLEET
+    )
+    fleet = Fleet()
+    seen: set[str] = set()
+    for path in files:
+        try:
+            docs = [d for d in yaml.safe_load_all(path.read_text()) if d is not None]
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" line {mark.line + 1}" if mark is not None else ""
+            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+            raise FleetError(f"{path}:{where}: YAML error: {problem}") from None
+        except OSError as exc:
+            raise FleetError(f"{path}: cannot read: {exc.strerror}") from None
+        for doc in docs:
+            if not isinstance(doc, dict) or "kind" not in doc:
+                raise FleetError(f"{path}: a document is not a Kubernetes object (no kind)")
+            kind, api_version = doc.get("kind"), doc.get("apiVersion")
+            if api_version == API_VERSION and kind in SPEC_MODELS:
+                _validate(path, doc)
+                ident = xr_id(doc)
+                if ident in seen:
+                    raise FleetError(f"{path}: {ident} is defined twice")
+                seen.add(ident)
+                fleet.xrs.append(doc)
+            elif api_version == "v1" and kind == "Secret":
+                doc.setdefault("metadata", {}).setdefault("namespace", "default")
+                fleet.secrets.append(doc)
+            else:
+                name = (doc.get("metadata") or {}).get("name", "")
+                fleet.ignored.append(f"{path.name}: {api_version} {kind} {name}")
+    if not fleet.xrs:
+        raise FleetError(
+            f"{directory}: no InferenceCluster, ModelCache, ModelDeployment or ModelReplica found"
+        )
+    fleet.xrs.sort(key=lambda o: (XR_ORDER.index(o["kind"]), xr_id(o)))
+    return fleet
+
+
+def load_settings(directory: Path) -> dict[str, Any]:
+    """The optional `simulation.yaml` of a fleet directory ({} when absent)."""
+    path = directory / SETTINGS_FILE
+    if not path.is_file():
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise FleetError(f"{path}: YAML error: {str(exc).splitlines()[0]}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise FleetError(f"{path}: expected a mapping of settings")
+    return data

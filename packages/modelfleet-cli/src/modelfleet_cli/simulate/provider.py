@@ -1,0 +1,245 @@
+"""Simulated provider-kubernetes (Objects) and provider-helm (Releases).
+
+Like the real providers, they act on managed resources stored on the control plane: apply
+the Object's manifest to the workload cluster its provider config reaches, honour
+managementPolicies, resolve `references[].patchesFrom` from control-plane Secrets, echo the
+remote object in `status.atProvider.manifest`, and set Synced and Ready (Ready from the
+`DeriveFromCelQuery` readiness query when there is one).
+"""
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+from modelfleet_contracts.api import (
+    LWS_API_VERSION,
+    OBJECT_API_VERSION,
+    OBJECT_KIND,
+    RELEASE_API_VERSION,
+    RELEASE_KIND,
+)
+from modelfleet_contracts.fields import list_at, mapping_at, mapping_path
+
+from modelfleet_cli.simulate.readiness import ReadinessError, evaluate
+from modelfleet_cli.simulate.workload import ApplyError, WorkloadCluster
+
+SecretLookup = Callable[[str, str], dict[str, Any] | None]
+"""(namespace, name) -> the control-plane Secret, or None."""
+
+LWS_GROUP = LWS_API_VERSION.split("/")[0]
+
+
+def _condition(typ: str, status: bool, reason: str, message: str = "") -> dict[str, Any]:
+    out = {"type": typ, "status": "True" if status else "False", "reason": reason}
+    if message:
+        out["message"] = message
+    return out
+
+
+def is_managed(obj: dict[str, Any]) -> bool:
+    """Whether a provider of this simulation reconciles `obj`."""
+    kind, api_version = obj.get("kind"), obj.get("apiVersion")
+    return (api_version, kind) in {
+        (OBJECT_API_VERSION, OBJECT_KIND),
+        (RELEASE_API_VERSION, RELEASE_KIND),
+    }
+
+
+def _policies(obj: dict[str, Any]) -> set[str]:
+    return {str(p) for p in list_at(mapping_at(obj, "spec"), "managementPolicies")} or {"*"}
+
+
+def _may(policies: set[str], action: str) -> bool:
+    return "*" in policies or action in policies
+
+
+def _set_path(target: dict[str, Any], path: str, value: Any) -> None:
+    parts = path.split(".")
+    for part in parts[:-1]:
+        target = target.setdefault(part, {})
+    target[parts[-1]] = value
+
+
+def _get_path(source: dict[str, Any], path: str) -> Any:
+    value: Any = source
+    for part in path.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return None
+        value = value[part]
+    return value
+
+
+def _redacted(remote: dict[str, Any]) -> dict[str, Any]:
+    """What the provider echoes: a Secret's values are never copied into a status."""
+    echo = copy.deepcopy(remote)
+    if echo.get("kind") == "Secret":
+        for field in ("data", "stringData"):
+            if isinstance(echo.get(field), dict):
+                echo[field] = dict.fromkeys(echo[field], "REDACTED")
+    return echo
+
+
+class Providers:
+    """provider-kubernetes and provider-helm for every simulated workload cluster."""
+
+    def __init__(
+        self,
+        clusters: dict[str, WorkloadCluster],
+        provider_configs: Callable[[str], str | None],
+        secrets: SecretLookup,
+    ) -> None:
+        """`provider_configs`: a provider config name -> the name of the workload cluster it
+        reaches, or None when no such ClusterProviderConfig exists on the control plane."""
+        self.clusters = clusters
+        self._provider_configs = provider_configs
+        self._secrets = secrets
+        self.unreachable: set[str] = set()  # clusters the providers cannot reach right now
+
+    def _cluster(self, obj: dict[str, Any]) -> WorkloadCluster:
+        name = str(mapping_path(obj, "spec", "providerConfigRef").get("name") or "")
+        target = self._provider_configs(name)
+        if target is None or target not in self.clusters:
+            raise ApplyError(f'cannot get ClusterProviderConfig "{name}": not found')
+        if target in self.unreachable:
+            raise ApplyError(f"cannot reach cluster {target}: connection refused (simulated)")
+        return self.clusters[target]
+
+    # --- reconcile: create/update ----------------------------------------------------------
+
+    def sync(self, obj: dict[str, Any]) -> None:
+        """Create or update the remote side of a managed resource and record the outcome."""
+        if obj.get("kind") == RELEASE_KIND:
+            self._sync_release(obj)
+            return
+        try:
+            cluster = self._cluster(obj)
+            manifest = self._with_references(obj)
+            policies = _policies(obj)
+            existing = cluster.get(manifest)
+            if existing is None and not _may(policies, "Create"):
+                kind = manifest.get("kind", "object")
+                name = mapping_at(manifest, "metadata").get("name", "")
+                raise ApplyError(f'cannot get object: {kind} "{name}" not found')
+            remote = existing
+            if existing is None or _may(policies, "Update"):
+                remote = cluster.apply(manifest)
+        except ApplyError as exc:
+            self._failed(obj, str(exc))
+            return
+        assert remote is not None
+        self._observed(obj, remote)
+
+    def _with_references(self, obj: dict[str, Any]) -> dict[str, Any]:
+        manifest = copy.deepcopy(mapping_path(obj, "spec", "forProvider", "manifest"))
+        default_ns = str(mapping_at(obj, "metadata").get("namespace") or "")
+        for ref in list_at(mapping_at(obj, "spec"), "references"):
+            source = mapping_at(ref, "patchesFrom")
+            if not source:
+                continue
+            if source.get("kind") != "Secret":
+                raise ApplyError(
+                    f"cannot resolve references: unsupported kind {source.get('kind')}"
+                )
+            namespace = str(source.get("namespace") or default_ns)
+            name = str(source.get("name") or "")
+            secret = self._secrets(namespace, name)
+            if secret is None:
+                raise ApplyError(
+                    f'cannot resolve references: Secret "{name}" not found '
+                    f'in namespace "{namespace}"'
+                )
+            value = _get_path(secret, str(source.get("fieldPath") or ""))
+            if value is None:
+                raise ApplyError(
+                    f"cannot resolve references: {source.get('fieldPath')} not found in "
+                    f'Secret "{name}" in namespace "{namespace}"'
+                )
+            _set_path(manifest, str(ref.get("toFieldPath") or source.get("fieldPath")), value)
+        return manifest
+
+    def _failed(self, obj: dict[str, Any], message: str) -> None:
+        status = obj.setdefault("status", {})
+        ready = next(
+            (c for c in list_at(status, "conditions") if c.get("type") == "Ready"),
+            _condition("Ready", False, "Creating"),
+        )
+        status["conditions"] = [_condition("Synced", False, "ReconcileError", message), ready]
+
+    def _observed(self, obj: dict[str, Any], remote: dict[str, Any]) -> None:
+        status = obj.setdefault("status", {})
+        status["atProvider"] = {"manifest": _redacted(remote)}
+        readiness = mapping_at(mapping_at(obj, "spec"), "readiness")
+        synced = _condition("Synced", True, "ReconcileSuccess")
+        if readiness.get("policy") == "DeriveFromCelQuery":
+            try:
+                ready = evaluate(str(readiness.get("celQuery") or "false"), remote)
+            except ReadinessError as exc:
+                status["conditions"] = [synced, _condition("Ready", False, "Unavailable", str(exc))]
+                return
+        else:
+            ready = True  # SuccessfulCreate: the object exists
+        status["conditions"] = [
+            synced,
+            _condition("Ready", ready, "Available" if ready else "Unavailable"),
+        ]
+
+    def _sync_release(self, obj: dict[str, Any]) -> None:
+        try:
+            cluster = self._cluster(obj)
+        except ApplyError as exc:
+            self._failed(obj, str(exc))
+            return
+        chart = mapping_path(obj, "spec", "forProvider", "chart")
+        if chart.get("name") == "lws":
+            cluster.install_crd(LWS_GROUP)
+        status = obj.setdefault("status", {})
+        status["atProvider"] = {"state": "deployed", "revision": 1}
+        status["conditions"] = [
+            _condition("Synced", True, "ReconcileSuccess"),
+            _condition("Ready", True, "Available"),
+        ]
+
+    # --- observe: refresh after the cluster moved ------------------------------------------
+
+    def observe(self, obj: dict[str, Any]) -> None:
+        """Refresh `status.atProvider` and readiness from the remote object as it is now."""
+        if obj.get("kind") != OBJECT_KIND:
+            return
+        synced: dict[str, Any] = next(
+            (
+                c
+                for c in list_at(mapping_at(obj, "status"), "conditions")
+                if c.get("type") == "Synced"
+            ),
+            {},
+        )
+        if synced.get("status") != "True":
+            return  # the next sync retries and reports
+        try:
+            cluster = self._cluster(obj)
+        except ApplyError as exc:
+            self._failed(obj, str(exc))
+            return
+        remote = cluster.get(mapping_path(obj, "spec", "forProvider", "manifest"))
+        if remote is None:
+            kind = mapping_path(obj, "spec", "forProvider", "manifest").get("kind", "object")
+            self._failed(obj, f"cannot get object: {kind} not found")
+            return
+        self._observed(obj, remote)
+
+    # --- delete ----------------------------------------------------------------------------
+
+    def delete(self, obj: dict[str, Any], reason: str) -> str:
+        """Delete the remote side as the management policies allow; what happened, in words."""
+        if obj.get("kind") == RELEASE_KIND:
+            return "release uninstalled (CRDs are kept, as Helm does)"
+        manifest = mapping_path(obj, "spec", "forProvider", "manifest")
+        what = f"{manifest.get('kind')} {mapping_at(manifest, 'metadata').get('name')}"
+        if not _may(_policies(obj), "Delete"):
+            return f"{what} left on the cluster (no Delete management policy)"
+        try:
+            cluster = self._cluster(obj)
+        except ApplyError as exc:
+            return f"{what} orphaned: {exc}"
+        cluster.delete(manifest, reason=reason)
+        return f"{what} deleted"

@@ -1,0 +1,166 @@
+"""What the user sees: each XR's phase and summary when it changes, conditions' reasons when
+they change, and a progress line while the simulation runs."""
+
+import sys
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from modelfleet_contracts.api import INFERENCE_CLUSTER, MODEL_CACHE, MODEL_DEPLOYMENT
+from modelfleet_contracts.fields import list_at, mapping_at
+
+from modelfleet_cli.simulate.fleet import xr_id
+
+SYSTEM = ("Synced", "Ready")
+
+
+def _conditions(xr: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {
+        str(c.get("type")): c
+        for c in list_at(mapping_at(xr, "status"), "conditions")
+        if isinstance(c, dict)
+    }
+
+
+def _ready_text(status: dict[str, Any]) -> str:
+    ready = mapping_at(status, "summary").get("ready")
+    return f"  {ready} ready" if ready else ""
+
+
+def _count(value: Any) -> int:
+    """Crossplane hands numbers back as floats."""
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+
+def summarize(xr: dict[str, Any]) -> tuple[str, list[str]]:
+    """One line of phase/summary for an XR, plus per-cluster messages worth reading."""
+    status = mapping_at(xr, "status")
+    conditions = _conditions(xr)
+    kind = xr.get("kind")
+    details: list[str] = []
+    if kind in (MODEL_CACHE, MODEL_DEPLOYMENT):
+        rows = [r for r in list_at(status, "clusters") if isinstance(r, dict)]
+        parts = [f"{r.get('name')} {r.get('phase', '?')}" for r in rows]
+        details = [
+            f"{r.get('name')}: {r['message']}"
+            for r in rows
+            if r.get("message") and r.get("phase") != "Ready"
+        ]
+        line = (", ".join(parts) or "no clusters") + _ready_text(status)
+    elif kind == INFERENCE_CLUSTER:
+        ready = conditions.get("Ready", {}).get("status") == "True"
+        if ready:
+            line = "Ready"
+        else:
+            blocking = next(
+                (
+                    c
+                    for t, c in conditions.items()
+                    if t not in SYSTEM and c.get("status") == "False"
+                ),
+                conditions.get("Ready", {}),
+            )
+            line = f"not ready: {blocking.get('type', 'Ready')} {blocking.get('reason', 'Pending')}"
+    else:
+        phase = status.get("phase") or "Pending"
+        ready, total = _count(status.get("readyReplicas")), _count(status.get("replicas"))
+        line = f"{phase}  {ready}/{total} ready"
+        if status.get("message"):
+            details = [str(status["message"])]
+    return line, details
+
+
+def condition_changes(before: dict[str, Any] | None, after: dict[str, Any]) -> list[str]:
+    """`Type=Status Reason: message` for every condition whose status or reason changed."""
+    old = _conditions(before) if before else {}
+    lines = []
+    for typ, c in _conditions(after).items():
+        prev = old.get(typ, {})
+        if (prev.get("status"), prev.get("reason")) == (c.get("status"), c.get("reason")):
+            continue
+        if typ == "Synced" and c.get("status") == "True":
+            continue  # the normal case; only a failing reconcile is worth a line
+        text = f"{typ}={c.get('status')} {c.get('reason')}"
+        if c.get("message") and typ not in SYSTEM:
+            text += f": {c['message']}"
+        lines.append(text)
+    return lines
+
+
+@dataclass
+class Timeline:
+    """Remembers what each XR showed, prints what changed, keeps the history for JSON."""
+
+    out: TextIO | None = None  # None: record only (JSON output)
+    seen: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
+    last: dict[str, dict[str, Any]] = field(default_factory=dict)
+    history: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    messages: list[tuple[int, str, str]] = field(default_factory=list)  # round, xr, text
+    width: int = 0
+
+    def record(self, round_no: int, xrs: list[dict[str, Any]]) -> None:
+        present = set()
+        self.width = width = max([self.width, *(len(xr_id(x)) for x in xrs)])
+        for xr in xrs:
+            ident = xr_id(xr)
+            present.add(ident)
+            line, details = summarize(xr)
+            changes = condition_changes(self.last.get(ident), xr)
+            if self.seen.get(ident) != (line, details):
+                self.history.setdefault(ident, []).append({"round": round_no, "summary": line})
+                self._print(f"round {round_no:<3} {ident:<{width}}  {line}")
+                new_details = [d for d in details if d not in self.seen.get(ident, ("", []))[1]]
+                for d in new_details:
+                    self._print(f"{'':10}{d}")
+                    self.messages.append((round_no, ident, d))
+            for change in changes:
+                self._print(f"{'':10}{change}")
+                self.messages.append((round_no, ident, change))
+            self.seen[ident] = (line, details)
+            self.last[ident] = xr
+        for ident in [i for i in self.seen if i not in present]:
+            self._print(f"round {round_no:<3} {ident:<{width}}  deleted")
+            self.history.setdefault(ident, []).append({"round": round_no, "summary": "deleted"})
+            self.messages.append((round_no, ident, "deleted"))
+            del self.seen[ident]
+            self.last.pop(ident, None)
+
+    def note(self, round_no: int, text: str) -> None:
+        """Something that happened to the fleet (a fault, a remote deletion)."""
+        self._print(f"round {round_no:<3} ! {text}")
+
+    def _print(self, text: str) -> None:
+        if self.out is not None:
+            Progress.clear()
+            print(text, file=self.out, flush=True)
+
+
+class Progress:
+    """A progress line on stderr: one updating line on a terminal, plain lines otherwise."""
+
+    _shown = False
+
+    def __init__(self, stream: TextIO | None = None, enabled: bool = True) -> None:
+        self.stream = stream or sys.stderr
+        self.enabled = enabled
+        self.tty = self.stream.isatty()
+
+    def update(self, round_no: int, limit: int, ready: int, total: int) -> None:
+        if not self.enabled:
+            return
+        text = f"simulate: round {round_no}/{limit}, {ready}/{total} XRs ready"
+        if self.tty:
+            self.stream.write("\r\033[K" + text)
+            Progress._shown = True
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    @classmethod
+    def clear(cls) -> None:
+        if cls._shown:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+            cls._shown = False
+
+    def done(self) -> None:
+        Progress.clear()

@@ -1,0 +1,434 @@
+"""A simulated workload cluster: the objects on it and the controllers that move them along.
+
+Each `tick` is one round of the cluster's own controllers: Namespaces go Active, claims bind
+when their StorageClass exists, hydration Jobs run for a few rounds and complete (or fail, when
+a fault says so), Deployments and LeaderWorkerSets become Available when their node pool has
+room for every pod. Nothing here knows about Crossplane; the simulated providers drive it.
+"""
+
+import copy
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from modelfleet_contracts.api import LWS_API_VERSION, LWS_KIND, MODEL_CACHE
+from modelfleet_contracts.fields import int_at, list_at, mapping_at, mapping_path
+from modelfleet_contracts.labels import NAMESPACE_LABEL, kind_label
+
+CLUSTER_SCOPED = frozenset({"Namespace", "StorageClass", "CustomResourceDefinition"})
+LWS_GROUP = LWS_API_VERSION.split("/")[0]
+GPU = "nvidia.com/gpu"
+
+
+class ApplyError(RuntimeError):
+    """The API server refused the object; the message is what kubectl would print."""
+
+
+@dataclass(frozen=True)
+class Pool:
+    """A GPU node pool as the InferenceCluster declares it."""
+
+    name: str
+    node_count: int
+    gpus_per_node: int
+    node_selector: dict[str, str] = field(default_factory=dict)
+
+
+Key = tuple[str, str, str]  # kind, namespace ("" when cluster-scoped), name
+
+
+def key_of(manifest: dict[str, Any]) -> Key:
+    kind = str(manifest.get("kind") or "")
+    metadata = mapping_at(manifest, "metadata")
+    namespace = "" if kind in CLUSTER_SCOPED else str(metadata.get("namespace") or "default")
+    return kind, namespace, str(metadata.get("name") or "")
+
+
+def describe(key: Key) -> str:
+    kind, namespace, name = key
+    return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
+
+
+@dataclass
+class HydrationFault:
+    """Pod attempts of matching hydration Jobs that fail (None: every attempt)."""
+
+    failures: int | None
+    cache: str = ""  # "<namespace>/<name>" of the ModelCache, or "" for every cache
+
+
+def _condition(typ: str, status: bool, reason: str, message: str = "") -> dict[str, Any]:
+    out = {"type": typ, "status": "True" if status else "False", "reason": reason}
+    if message:
+        out["message"] = message
+    return out
+
+
+def _has_condition(obj: dict[str, Any], typ: str) -> bool:
+    return any(
+        isinstance(c, dict) and c.get("type") == typ and c.get("status") == "True"
+        for c in list_at(mapping_at(obj, "status"), "conditions")
+    )
+
+
+def _pod_gpus(template: dict[str, Any]) -> int:
+    total = 0
+    for c in list_at(mapping_at(template, "spec"), "containers"):
+        resources = mapping_at(c, "resources")
+        value = mapping_at(resources, "limits").get(GPU) or mapping_at(resources, "requests").get(
+            GPU
+        )
+        try:
+            total += int(value or 0)
+        except (TypeError, ValueError):
+            continue
+    return total
+
+
+def _claims(template: dict[str, Any]) -> list[str]:
+    return [
+        str(mapping_at(v, "persistentVolumeClaim").get("claimName"))
+        for v in list_at(mapping_at(template, "spec"), "volumes")
+        if mapping_at(v, "persistentVolumeClaim").get("claimName")
+    ]
+
+
+class WorkloadCluster:
+    """One Kubernetes cluster: objects by (kind, namespace, name) and their controllers."""
+
+    def __init__(
+        self,
+        name: str,
+        pools: list[Pool],
+        storage_classes: set[str] | None = None,
+        *,
+        hydration_rounds: int = 2,
+    ) -> None:
+        self.name = name
+        self.pools = pools
+        self.hydration_rounds = hydration_rounds
+        self.crds: set[str] = set()
+        self.objects: dict[Key, dict[str, Any]] = {}
+        self.hydration_faults: list[HydrationFault] = []
+        self.events: list[str] = []
+        self.deleted: list[tuple[Key, dict[str, Any]]] = []  # (key, last state) in order
+        self._job_progress: dict[Key, int] = {}
+        self._serial = 0
+        for class_name in sorted(storage_classes or ()):
+            self.add_existing(
+                {
+                    "apiVersion": "storage.k8s.io/v1",
+                    "kind": "StorageClass",
+                    "metadata": {"name": class_name},
+                    "provisioner": "simulated.modelfleet.io/rwx",
+                }
+            )
+
+    # --- the API server -------------------------------------------------------------------
+
+    def get(self, manifest: dict[str, Any]) -> dict[str, Any] | None:
+        found = self.objects.get(key_of(manifest))
+        return copy.deepcopy(found) if found is not None else None
+
+    def add_existing(self, manifest: dict[str, Any]) -> None:
+        """An object that was on the cluster before the simulation (a BYO claim, a class)."""
+        obj = copy.deepcopy(manifest)
+        key = key_of(obj)
+        if key[1] and ("Namespace", "", key[1]) not in self.objects:
+            self.add_existing(
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": key[1]}}
+            )
+        self._stamp(obj)
+        self.objects[key] = obj
+
+    def _stamp(self, obj: dict[str, Any]) -> None:
+        self._serial += 1
+        obj.setdefault("metadata", {})["uid"] = f"{self.name}-{self._serial:05d}"
+
+    def apply(self, manifest: dict[str, Any]) -> dict[str, Any]:
+        """Create or update `manifest` (server-side apply: its fields win, status is kept)."""
+        kind = str(manifest.get("kind") or "")
+        api_version = str(manifest.get("apiVersion") or "")
+        key = key_of(manifest)
+        if not key[2]:
+            raise ApplyError(f"{kind}: metadata.name is required")
+        if api_version.split("/")[0] == LWS_GROUP and LWS_GROUP not in self.crds:
+            raise ApplyError(
+                f'no matches for kind "{kind}" in version "{api_version}": '
+                "ensure CRDs are installed first"
+            )
+        if key[1]:
+            ns = self.objects.get(("Namespace", "", key[1]))
+            if ns is None:
+                raise ApplyError(f'namespaces "{key[1]}" not found')
+            if mapping_at(ns, "metadata").get("deletionTimestamp"):
+                raise ApplyError(f'namespace "{key[1]}" is being terminated')
+        current = self.objects.get(key)
+        obj = copy.deepcopy(manifest)
+        obj.pop("status", None)
+        if current is None:
+            self._stamp(obj)
+            if kind == "Namespace":
+                obj["status"] = {"phase": "Active"}
+        else:
+            kept_meta = {
+                k: v
+                for k, v in mapping_at(current, "metadata").items()
+                if k in ("uid", "deletionTimestamp", "finalizers")
+            }
+            obj.setdefault("metadata", {}).update(kept_meta)
+            if "status" in current:
+                obj["status"] = current["status"]
+        self.objects[key] = obj
+        return copy.deepcopy(obj)
+
+    def delete(self, manifest: dict[str, Any], *, reason: str = "") -> None:
+        key = key_of(manifest)
+        obj = self.objects.get(key)
+        if obj is None:
+            return
+        if key[0] == "PersistentVolumeClaim" and self._claim_in_use(key):
+            # kubernetes.io/pvc-protection: a claim mounted by a running pod stays
+            # Terminating until no pod uses it.
+            obj.setdefault("metadata", {})["deletionTimestamp"] = "simulated"
+            self.events.append(f"{describe(key)} is Terminating: still mounted by running pods")
+            return
+        if key[0] == "Namespace":
+            for other in [k for k in self.objects if k[1] == key[2]]:
+                self._remove(other, f"namespace {key[2]} deleted")
+        self._remove(key, reason)
+
+    def _remove(self, key: Key, reason: str) -> None:
+        obj = self.objects.pop(key)
+        self._job_progress.pop(key, None)
+        self.deleted.append((key, obj))
+        self.events.append(f"deleted {describe(key)}" + (f" ({reason})" if reason else ""))
+
+    def storage_classes(self) -> set[str]:
+        return {k[2] for k in self.objects if k[0] == "StorageClass"}
+
+    def install_crd(self, group: str) -> None:
+        self.crds.add(group)
+
+    # --- the controllers ------------------------------------------------------------------
+
+    def tick(self) -> None:
+        """One round of the cluster's controllers."""
+        for key, obj in list(self.objects.items()):
+            kind = key[0]
+            if kind == "PersistentVolumeClaim":
+                self._bind_claim(key, obj)
+            elif kind == "Job":
+                self._run_job(key, obj)
+        self._schedule_workloads()
+        self._finalize_claims()
+
+    def _bind_claim(self, key: Key, obj: dict[str, Any]) -> None:
+        status = obj.setdefault("status", {})
+        if status.get("phase") == "Bound":
+            return
+        spec = mapping_at(obj, "spec")
+        class_name = spec.get("storageClassName")
+        if class_name and class_name in self.storage_classes():
+            status.update(
+                {
+                    "phase": "Bound",
+                    "accessModes": list(spec.get("accessModes") or ["ReadWriteMany"]),
+                    "capacity": {
+                        "storage": mapping_path(spec, "resources", "requests").get("storage", "")
+                    },
+                }
+            )
+            return
+        status["phase"] = "Pending"
+        why = (
+            f'storageclass.storage.k8s.io "{class_name}" not found'
+            if class_name
+            else "no storageClassName and no default StorageClass"
+        )
+        message = f"{describe(key)}: {why}"
+        if not self.events or self.events[-1] != message:
+            self.events.append(message)
+
+    def _claims_bound(self, namespace: str, template: dict[str, Any]) -> list[str]:
+        """Claims of a pod template that are not Bound (pods stay Pending on them)."""
+        unbound = []
+        for claim in _claims(template):
+            pvc = self.objects.get(("PersistentVolumeClaim", namespace, claim))
+            if pvc is None or mapping_at(pvc, "status").get("phase") != "Bound":
+                unbound.append(claim)
+        return unbound
+
+    def _hydration_fault(self, obj: dict[str, Any]) -> HydrationFault | None:
+        labels = mapping_at(mapping_at(obj, "metadata"), "labels")
+        cache = "/".join(
+            (str(labels.get(NAMESPACE_LABEL, "")), str(labels.get(kind_label(MODEL_CACHE), "")))
+        )
+        for fault in self.hydration_faults:
+            if fault.cache in ("", cache) and (fault.failures is None or fault.failures > 0):
+                return fault
+        return None
+
+    def _run_job(self, key: Key, obj: dict[str, Any]) -> None:
+        status = obj.setdefault("status", {})
+        if _has_condition(obj, "Complete") or _has_condition(obj, "Failed"):
+            return
+        template = mapping_path(obj, "spec", "template")
+        if self._claims_bound(key[1], template):
+            status["active"] = 0
+            return
+        status["active"] = 1
+        progress = self._job_progress.get(key, 0) + 1
+        self._job_progress[key] = progress
+        if progress < self.hydration_rounds:
+            return
+        self._job_progress[key] = 0
+        fault = self._hydration_fault(obj)
+        if fault is None:
+            status.update({"active": 0, "succeeded": 1})
+            status["conditions"] = [
+                _condition("SuccessCriteriaMet", True, "CompletionsReached"),
+                _condition(
+                    "Complete",
+                    True,
+                    "CompletionsReached",
+                    "Reached expected number of succeeded pods",
+                ),
+            ]
+            return
+        if fault.failures is not None:
+            fault.failures -= 1
+        status["failed"] = int_at(status, "failed") + 1
+        self.events.append(f"{describe(key)}: pod attempt {status['failed']} failed (simulated)")
+        if status["failed"] > int_at(mapping_at(obj, "spec"), "backoffLimit", 6):
+            status["active"] = 0
+            status["conditions"] = [
+                _condition(
+                    "Failed",
+                    True,
+                    "BackoffLimitExceeded",
+                    "Job has reached the specified backoff limit",
+                )
+            ]
+
+    def _workloads(self) -> Iterator[tuple[Key, dict[str, Any]]]:
+        for key, obj in self.objects.items():
+            if key[0] in ("Deployment", LWS_KIND):
+                yield key, obj
+
+    def _schedule_workloads(self) -> None:
+        """Place every workload's pods on node pools, first created first served, and write
+        each workload's status from what fitted."""
+        free = {p.name: [p.gpus_per_node] * p.node_count for p in self.pools}
+        for key, obj in sorted(self._workloads(), key=lambda kv: kv[1]["metadata"].get("uid", "")):
+            spec = mapping_at(obj, "spec")
+            groups = int_at(spec, "replicas", 1)
+            if key[0] == LWS_KIND:
+                lwt = mapping_at(spec, "leaderWorkerTemplate")
+                size = max(1, int_at(lwt, "size", 1))
+                templates = [mapping_at(lwt, "leaderTemplate")] + [
+                    mapping_at(lwt, "workerTemplate") or mapping_at(lwt, "leaderTemplate")
+                ] * (size - 1)
+            else:
+                templates = [mapping_at(spec, "template")]
+            ready, why = 0, ""
+            unbound = self._claims_bound(key[1], templates[0])
+            if unbound:
+                why = f"pods Pending: PersistentVolumeClaim {', '.join(unbound)} not bound"
+            else:
+                for _ in range(groups):
+                    placed, why = self._place_group(templates, free)
+                    if not placed:
+                        break
+                    ready += 1
+            self._write_workload_status(key, obj, groups, ready, why)
+
+    def _place_group(
+        self, templates: list[dict[str, Any]], free: dict[str, list[int]]
+    ) -> tuple[bool, str]:
+        """Place every pod of one group (all or nothing, like a gang)."""
+        trial = {name: list(nodes) for name, nodes in free.items()}
+        for template in templates:
+            gpus = _pod_gpus(template)
+            selector = {
+                str(k): str(v) for k, v in mapping_path(template, "spec", "nodeSelector").items()
+            }
+            pools = [
+                p
+                for p in self.pools
+                if all(p.node_selector.get(k) == v for k, v in selector.items())
+            ]
+            if not pools:
+                return False, f"0 nodes match node selector {selector}"
+            for pool in pools:
+                nodes = trial[pool.name]
+                slot = next(
+                    (i for i, left in enumerate(nodes) if left >= gpus),
+                    None,
+                )
+                if slot is not None:
+                    nodes[slot] -= gpus
+                    break
+            else:
+                names = ", ".join(p.name for p in pools)
+                return False, (
+                    f"Insufficient {GPU}: a pod needs {gpus} GPU(s) on one node; "
+                    f"pool {names} has no node with room for the whole group"
+                )
+        free.update(trial)
+        return True, ""
+
+    def _write_workload_status(
+        self, key: Key, obj: dict[str, Any], groups: int, ready: int, why: str
+    ) -> None:
+        available = ready >= groups
+        what = "groups" if key[0] == LWS_KIND else "pods"
+        status = {
+            "replicas": groups,
+            "updatedReplicas": groups,
+            "readyReplicas": ready,
+            "availableReplicas": ready,
+            "conditions": [
+                _condition(
+                    "Available",
+                    available,
+                    "MinimumReplicasAvailable" if available else "MinimumReplicasUnavailable",
+                    f"{ready}/{groups} {what} ready"
+                    + (f": {why}" if why and not available else ""),
+                ),
+                _condition(
+                    "Progressing",
+                    True,
+                    "NewReplicaSetAvailable" if available else "ReplicaSetUpdated",
+                    why if why and not available else "",
+                ),
+            ],
+        }
+        before = mapping_at(obj, "status").get("readyReplicas")
+        obj["status"] = status
+        if before != ready and why and not available:
+            self.events.append(f"{describe(key)}: {why}")
+
+    def _claim_in_use(self, key: Key) -> bool:
+        for other_key, obj in self.objects.items():
+            if other_key[1] != key[1]:
+                continue
+            running_job = other_key[0] == "Job" and not (
+                _has_condition(obj, "Complete") or _has_condition(obj, "Failed")
+            )
+            if running_job or other_key[0] == "Deployment":
+                templates = [mapping_path(obj, "spec", "template")]
+            elif other_key[0] == LWS_KIND:
+                lwt = mapping_path(obj, "spec", "leaderWorkerTemplate")
+                templates = [mapping_at(lwt, "leaderTemplate"), mapping_at(lwt, "workerTemplate")]
+            else:
+                continue
+            if any(key[2] in _claims(t) for t in templates):
+                return True
+        return False
+
+    def _finalize_claims(self) -> None:
+        for key, obj in list(self.objects.items()):
+            terminating = mapping_at(obj, "metadata").get("deletionTimestamp")
+            if key[0] == "PersistentVolumeClaim" and terminating and not self._claim_in_use(key):
+                self._remove(key, "no longer mounted")
