@@ -96,6 +96,10 @@ class PipelineResult:
     requirements: dict[str, fnv1.Requirements] = field(default_factory=dict)
     calls: dict[str, int] = field(default_factory=dict)
     context: dict[str, Any] = field(default_factory=dict)
+    desired_composite: dict[str, Any] = field(default_factory=dict)
+    xr_conditions: list[dict[str, str]] = field(default_factory=list)
+    """The conditions this reconcile sets on the XR (Synced, Ready, then the functions'),
+    without lastTransitionTime."""
 
     @property
     def error(self) -> str | None:
@@ -183,8 +187,8 @@ def run_pipeline(
     }
     out.ready = {name: _ready(r.ready) for name, r in desired.resources.items()}
     out.composite_ready = _ready(desired.composite.ready)
-    desired_xr = resource.struct_to_dict(desired.composite.resource)
-    out.composite = _reconciled_composite(xr, desired_xr, out, observed, now)
+    out.desired_composite = resource.struct_to_dict(desired.composite.resource)
+    out.composite = _reconciled_composite(xr, out.desired_composite, out, observed, now)
     return out
 
 
@@ -344,6 +348,7 @@ def _reconciled_composite(
         for c in out.conditions
         if c.type not in SYSTEM_CONDITIONS
     ]
+    out.xr_conditions = conditions
     set_conditions(composite, conditions, now)
     return composite
 
@@ -358,7 +363,8 @@ def _failed(
     out.resources = {name: copy.deepcopy(dict(obj)) for name, obj in observed.items()}
     out.composite = copy.deepcopy(dict(xr))
     message = f"cannot compose resources: {out.error}"
-    set_conditions(out.composite, [_condition("Synced", "False", "ReconcileError", message)], now)
+    out.xr_conditions = [_condition("Synced", "False", "ReconcileError", message)]
+    set_conditions(out.composite, out.xr_conditions, now)
     return out
 
 

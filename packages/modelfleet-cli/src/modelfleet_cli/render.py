@@ -1,0 +1,282 @@
+"""`modelfleet render`: one reconcile of one XR, printed like `crossplane render`.
+
+Output, a YAML stream: the XR (apiVersion, kind, name, namespace and the status the pipeline
+desired, with its Ready condition and the functions' conditions; `--include-full-xr` adds the
+input's metadata and spec), then the composed resources with Crossplane's metadata sorted by
+their `crossplane.io/composition-resource-name`, then (with flags) the functions' results
+and the final context.
+"""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, NoReturn
+
+import click
+from modelfleet_contracts.fields import mapping_at
+
+from modelfleet_cli.functions import FunctionError, development_targets, running_functions
+from modelfleet_cli.loading import LoadError, load_objects, load_one, of_kind
+from modelfleet_cli.output import yaml_stream
+from modelfleet_cli.pipeline import (
+    ANNOTATION_RESOURCE_NAME,
+    SEVERITY_TEXT,
+    PipelineError,
+    PipelineResult,
+    composed_metadata,
+    composition_for,
+    repository_compositions,
+    repository_root,
+    rfc3339,
+    run_pipeline,
+)
+
+RENDER_API_VERSION = "render.crossplane.io/v1beta1"
+# crossplane render stamps every condition with this time: a real one would only be noise.
+CONDITION_TIME = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+class RenderError(ValueError):
+    """Inputs that cannot be rendered (no Composition for the kind, unknown function...)."""
+
+
+@dataclass
+class RenderOptions:
+    include_full_xr: bool = False
+    include_function_results: bool = False
+    include_context: bool = False
+
+
+def observed_by_resource_name(objects: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Observed composed resources keyed by their composition-resource-name annotation, as
+    Crossplane matches them to desired state."""
+    observed = {}
+    for obj in objects:
+        annotations = mapping_at(mapping_at(obj, "metadata"), "annotations")
+        name = annotations.get(ANNOTATION_RESOURCE_NAME)
+        if not isinstance(name, str) or not name:
+            what = f"{obj.get('kind')} {mapping_at(obj, 'metadata').get('name', '')}".strip()
+            raise RenderError(
+                f"observed resource {what} has no {ANNOTATION_RESOURCE_NAME} annotation, so it "
+                "cannot be matched to a composed resource"
+            )
+        observed[name] = dict(obj)
+    return observed
+
+
+def rendered_xr(
+    xr: Mapping[str, Any], result: PipelineResult, options: RenderOptions
+) -> dict[str, Any]:
+    """The XR as crossplane render prints it: identity, desired status, Ready and the
+    functions' conditions (Synced is not rendered)."""
+    metadata = mapping_at(xr, "metadata")
+    out: dict[str, Any] = {"apiVersion": xr.get("apiVersion"), "kind": xr.get("kind")}
+    if options.include_full_xr:
+        out["metadata"] = dict(metadata)
+        if "spec" in xr:
+            out["spec"] = xr["spec"]
+    else:
+        out["metadata"] = {k: metadata[k] for k in ("name", "namespace") if metadata.get(k)}
+    status = dict(mapping_at(result.desired_composite, "status"))
+    conditions: dict[str, dict[str, str]] = {}
+    for condition in result.xr_conditions:
+        if condition["type"] != "Synced":
+            conditions[condition["type"]] = dict(
+                condition, lastTransitionTime=rfc3339(CONDITION_TIME)
+            )
+    status["conditions"] = list(conditions.values())
+    out["status"] = status
+    return out
+
+
+def render_documents(
+    xr: Mapping[str, Any],
+    result: PipelineResult,
+    observed: Mapping[str, Mapping[str, Any]],
+    options: RenderOptions,
+) -> list[dict[str, Any]]:
+    """Every document `modelfleet render` prints, in order."""
+    docs = [rendered_xr(xr, result, options)]
+    composed = [
+        composed_metadata(desired, xr, name, observed.get(name))
+        for name, desired in result.resources.items()
+    ]
+    composed.sort(key=lambda o: o["metadata"]["annotations"][ANNOTATION_RESOURCE_NAME])
+    docs += composed
+    if options.include_function_results:
+        docs += [
+            {
+                "apiVersion": RENDER_API_VERSION,
+                "kind": "Result",
+                "step": r.step,
+                "severity": SEVERITY_TEXT.get(r.result.severity, "SEVERITY_UNSPECIFIED"),
+                "message": r.result.message,
+            }
+            for r in result.step_results
+        ]
+    if options.include_context:
+        docs.append({"apiVersion": RENDER_API_VERSION, "kind": "Context", "fields": result.context})
+    return docs
+
+
+def _composition(xr: Mapping[str, Any], path: str | None) -> dict[str, Any]:
+    if path is not None:
+        composition = load_one(path, "Composition")
+        if composition.get("kind") != "Composition":
+            raise RenderError(f"{path}: expected a Composition, found a {composition.get('kind')}")
+        if mapping_at(composition, "spec").get("mode", "Pipeline") != "Pipeline":
+            raise RenderError(f"{path}: render only supports Compositions with mode: Pipeline")
+        return composition
+    if repository_root() is None:
+        raise RenderError(
+            "cannot find this repository's apis/ (run from the Modelfleet checkout, or pass "
+            "a COMPOSITION file)"
+        )
+    found = composition_for(xr, repository_compositions())
+    if found is None:
+        raise RenderError(
+            f"no Composition in this repository's apis/ for {xr.get('apiVersion')} "
+            f"{xr.get('kind')} (pass a COMPOSITION file)"
+        )
+    return found
+
+
+def _function_targets(composition: Mapping[str, Any], path: str | None) -> dict[str, str]:
+    """Function name -> address to dial, for Functions with the Development runtime; a
+    FUNCTIONS file must name every function the pipeline uses (as crossplane render
+    insists). The others are started from their console scripts."""
+    if path is None:
+        return {}
+    functions = of_kind(load_objects(path), "Function")
+    names = {str(mapping_at(fn, "metadata").get("name", "")) for fn in functions}
+    for step in mapping_at(composition, "spec").get("pipeline") or []:
+        name = mapping_at(step, "functionRef").get("name")
+        if name not in names:
+            raise RenderError(f"unknown Function {name!r}: it is not in {path}")
+    return development_targets(functions)
+
+
+def render_xr(
+    xr_path: str,
+    composition_path: str | None,
+    functions_path: str | None,
+    observed_path: str | None,
+    required_paths: Sequence[str],
+) -> tuple[dict[str, Any], PipelineResult, dict[str, dict[str, Any]]]:
+    """Load the inputs, run the pipeline through the real functions, return the XR, the
+    pipeline's result and the observed resources."""
+    xr = load_one(xr_path, "composite resource (XR)")
+    composition = _composition(xr, composition_path)
+    targets = _function_targets(composition, functions_path)
+    observed = observed_by_resource_name(load_objects(observed_path) if observed_path else [])
+    pool = [obj for path in required_paths for obj in load_objects(path)]
+    needed = [str(mapping_at(s, "functionRef").get("name")) for s in _steps(composition)]
+    with running_functions(targets, start=needed) as functions:
+        result = run_pipeline(
+            xr,
+            composition,
+            functions,
+            observed=observed,
+            required_pool=pool,
+            now=CONDITION_TIME,
+        )
+    return xr, result, observed
+
+
+def _steps(composition: Mapping[str, Any]) -> list[Any]:
+    steps = mapping_at(composition, "spec").get("pipeline")
+    return steps if isinstance(steps, list) else []
+
+
+EPILOG = """\b
+Examples (from the repository root):
+  uv run modelfleet render examples/quickstart/inferencecluster.yaml
+  uv run modelfleet render examples/quickstart/modelcache.yaml \\
+    --required-resources examples/quickstart/render/required.yaml
+  uv run modelfleet render xr.yaml apis/modelcaches/composition.yaml \\
+    examples/functions.yaml   # dial functions you started yourself
+"""
+
+
+@click.command(
+    help="Render an XR through its Composition's function pipeline, like `crossplane "
+    "render`: the real functions run on loopback (no cluster, no Docker) and the result is "
+    "printed as a YAML stream: the XR with its status and conditions, then the composed "
+    "resources sorted by composition-resource-name. COMPOSITION defaults to this "
+    "repository's Composition for the XR's kind; FUNCTIONS (a YAML file or directory of "
+    "Functions) to this repository's functions, started from their console scripts. "
+    "Functions annotated render.crossplane.io/runtime: Development are dialled at their "
+    "render.crossplane.io/runtime-development-target instead.",
+    epilog=EPILOG,
+)
+@click.argument("xr", type=click.Path(dir_okay=False))
+@click.argument("composition", required=False, type=click.Path(dir_okay=False))
+@click.argument("functions", required=False, type=click.Path())
+@click.option(
+    "-o",
+    "--observed-resources",
+    metavar="PATH",
+    help="A YAML file or directory of the observed composed resources (matched to desired "
+    "ones by their crossplane.io/composition-resource-name annotation).",
+)
+@click.option(
+    "--required-resources",
+    "required",
+    metavar="PATH",
+    multiple=True,
+    help="A YAML file or directory of resources the functions may require (InferenceClusters, "
+    "ModelCaches, ...). Repeatable.",
+)
+@click.option(
+    "-e",
+    "--extra-resources",
+    "extra",
+    metavar="PATH",
+    multiple=True,
+    hidden=True,
+    help="The older name of --required-resources.",
+)
+@click.option(
+    "-r",
+    "--include-function-results",
+    is_flag=True,
+    help="Also print the functions' results (events) as render.crossplane.io/v1beta1 Result.",
+)
+@click.option(
+    "-x",
+    "--include-full-xr",
+    is_flag=True,
+    help="Print the input XR's metadata and spec along with the rendered status.",
+)
+@click.option(
+    "-c",
+    "--include-context",
+    is_flag=True,
+    help="Also print the final function context as render.crossplane.io/v1beta1 Context.",
+)
+def render(
+    xr: str,
+    composition: str | None,
+    functions: str | None,
+    observed_resources: str | None,
+    required: tuple[str, ...],
+    extra: tuple[str, ...],
+    include_function_results: bool,
+    include_full_xr: bool,
+    include_context: bool,
+) -> None:
+    options = RenderOptions(include_full_xr, include_function_results, include_context)
+    try:
+        xr_obj, result, observed = render_xr(
+            xr, composition, functions, observed_resources, [*required, *extra]
+        )
+    except (LoadError, RenderError, PipelineError, FunctionError) as exc:
+        _fail(str(exc))
+    if result.fatal is not None:
+        _fail(f"cannot render composite resource: {result.error}")
+    click.echo(yaml_stream(render_documents(xr_obj, result, observed, options)), nl=False)
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(f"modelfleet render: {message}", err=True)
+    raise SystemExit(1)
