@@ -108,14 +108,11 @@ class AwsEFS(BaseModel):
 
 class SkuName(StrEnum):
     """
-    Storage account SKU.
+    Storage account SKU. NFS file shares exist only on Premium (FileStorage) accounts, so only Premium SKUs are offered.
     """
 
     Premium_LRS = 'Premium_LRS'
     Premium_ZRS = 'Premium_ZRS'
-    Standard_LRS = 'Standard_LRS'
-    Standard_GRS = 'Standard_GRS'
-    Standard_ZRS = 'Standard_ZRS'
 
 
 class AzureFiles(BaseModel):
@@ -125,7 +122,7 @@ class AzureFiles(BaseModel):
 
     skuName: SkuName | None = 'Premium_LRS'
     """
-    Storage account SKU.
+    Storage account SKU. NFS file shares exist only on Premium (FileStorage) accounts, so only Premium SKUs are offered.
     """
 
 
