@@ -2,8 +2,9 @@
 
 from typing import Any
 
-from crossplane.function import request, resource, response
+from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from modelfleet_contracts import structs
 from modelfleet_contracts.api import API_VERSION, INFERENCE_CLUSTER, MODEL_CACHE, MODEL_REPLICA
 from modelfleet_contracts.fields import mapping_at
 from modelfleet_contracts.outcome import apply_outcome
@@ -17,11 +18,13 @@ REPLICAS = "model-replicas"
 
 
 def _resolved(req: fnv1.RunFunctionRequest, name: str) -> list[dict[str, Any]] | None:
-    return request.get_required_resources(req, name) if name in req.required_resources else None
+    if name not in req.required_resources:
+        return None
+    return [structs.to_dict(item.resource) for item in req.required_resources[name].items]
 
 
 def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
-    xr = resource.struct_to_dict(req.observed.composite.resource)
+    xr = structs.to_dict(req.observed.composite.resource)
     spec = mapping_at(xr, "spec")
     labels = mapping_at(mapping_at(spec, "clusterSelector"), "matchLabels")
     response.require_resources(
@@ -42,9 +45,7 @@ def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) ->
             match_name=cache_name,
             namespace=str(mapping_at(xr, "metadata").get("namespace", "")),
         )
-    observed = {
-        name: resource.struct_to_dict(r.resource) for name, r in req.observed.resources.items()
-    }
+    observed = {name: structs.to_dict(r.resource) for name, r in req.observed.resources.items()}
     outcome = schedule(
         xr,
         _resolved(req, CLUSTERS),

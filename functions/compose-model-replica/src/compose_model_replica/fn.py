@@ -2,8 +2,9 @@
 
 from typing import Any
 
-from crossplane.function import request, resource, response
+from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from modelfleet_contracts import structs
 from modelfleet_contracts.api import API_VERSION, INFERENCE_CLUSTER, MODEL_CACHE
 from modelfleet_contracts.fields import mapping_at
 from modelfleet_contracts.outcome import apply_outcome
@@ -15,11 +16,13 @@ CACHE = "model-cache"
 
 
 def _resolved(req: fnv1.RunFunctionRequest, name: str) -> list[dict[str, Any]] | None:
-    return request.get_required_resources(req, name) if name in req.required_resources else None
+    if name not in req.required_resources:
+        return None
+    return [structs.to_dict(item.resource) for item in req.required_resources[name].items]
 
 
 def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
-    xr = resource.struct_to_dict(req.observed.composite.resource)
+    xr = structs.to_dict(req.observed.composite.resource)
     spec = mapping_at(xr, "spec")
     cluster_name = spec.get("clusterName")
     cache_name = mapping_at(spec, "modelCacheRef").get("name")
@@ -36,8 +39,6 @@ def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) ->
             match_name=cache_name,
             namespace=str(mapping_at(xr, "metadata").get("namespace", "")),
         )
-    observed = {
-        name: resource.struct_to_dict(r.resource) for name, r in req.observed.resources.items()
-    }
+    observed = {name: structs.to_dict(r.resource) for name, r in req.observed.resources.items()}
     outcome = compose_replica(xr, _resolved(req, CLUSTER), _resolved(req, CACHE), observed)
     apply_outcome(req, rsp, xr, outcome, progress_reasons=PROGRESS_REASONS)

@@ -1,0 +1,138 @@
+"""Benchmark compose-model-deployment: one ModelDeployment spread over N clusters, placed and
+serving, in a fleet where other teams already run 10 ModelReplicas per cluster.
+
+Each cluster has one 32-node 8xH100 pool and RWX storage; the model needs 2-node gangs
+(vramGiB 1200); the referenced ModelCache is Ready on every cluster. The deployment asks for
+N replicas (one gang per cluster); its N ModelReplicas are observed Ready. The fleet-wide
+ModelReplica requirement therefore returns 11·N objects: at 100 clusters that is the
+issue's "100 clusters and 1000 existing ModelReplicas" (plus the deployment's own 100).
+
+Run: uv run python functions/compose-model-deployment/benchmarks/bench_deployment.py
+"""
+
+import copy
+import sys
+from typing import Any
+
+from compose_model_deployment.fn import CACHE, CLUSTERS, REPLICAS, run_function
+from compose_model_deployment.main import NAME
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from modelfleet_contracts.runner import SafeRunner
+from modelfleet_devtools.bench import run_benchmark
+from modelfleet_devtools.requests import desired_resources, run_function_request
+from modelfleet_devtools.world import H100, inference_cluster
+
+RUNNER = SafeRunner(run_function, NAME)
+SIZES = (1, 10, 100, 1000)
+OTHERS_PER_CLUSTER = 10
+POOL = {**H100, "nodeCount": 32}
+
+
+def model_deployment(replicas: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "modelfleet.io/v1alpha1",
+        "kind": "ModelDeployment",
+        "metadata": {"name": "kimi-k2", "namespace": "ml-team", "uid": "5a6b7c8d"},
+        "spec": {
+            "replicas": replicas,
+            "clusterSelector": {"matchLabels": {"modelfleet.io/tier": "gpu"}},
+            "modelCacheRef": {"name": "kimi-k2"},
+            "resources": {"vramGiB": 1200},
+            "engine": {"framework": "vLLM", "image": "vllm/vllm-openai:v0.11.0"},
+        },
+    }
+
+
+def cluster_name(i: int) -> str:
+    return f"gpu-{i:04d}"
+
+
+def model_cache(count: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "modelfleet.io/v1alpha1",
+        "kind": "ModelCache",
+        "metadata": {"name": "kimi-k2", "namespace": "ml-team"},
+        "spec": {"source": "HuggingFace", "huggingFace": {"repo": "moonshotai/Kimi-K2-Instruct"}},
+        "status": {
+            "summary": {"ready": f"{count}/{count}"},
+            "clusters": [
+                {
+                    "name": cluster_name(i),
+                    "phase": "Ready",
+                    "claimName": "modelcache-ml-team-kimi-k2-1a2b3",
+                    "path": "/mnt/models/ml-team/kimi-k2/5e6f7a8b9c0d",
+                    "fingerprint": "5e6f7a8b9c0d",
+                }
+                for i in range(count)
+            ],
+        },
+    }
+
+
+def other_replica(cluster: str, n: int) -> dict[str, Any]:
+    """Another team's 2-node gang on the same pool, Ready."""
+    return {
+        "apiVersion": "modelfleet.io/v1alpha1",
+        "kind": "ModelReplica",
+        "metadata": {
+            "name": f"team{n}-llama-{cluster}",
+            "namespace": f"team-{n}",
+            "labels": {
+                "modelfleet.io/modeldeployment": "llama",
+                "modelfleet.io/namespace": f"team-{n}",
+                "modelfleet.io/cluster": cluster,
+            },
+        },
+        "spec": {
+            "clusterName": cluster,
+            "nodePool": "h100",
+            "replicas": 1,
+            "nodes": 2,
+            "gpusPerNode": 8,
+            "modelCacheRef": {"name": "llama"},
+            "engine": {"framework": "vLLM", "image": "vllm/vllm-openai:v0.11.0"},
+        },
+        "status": {"phase": "Ready", "replicas": 1, "readyReplicas": 1, "message": "1/1 ready"},
+    }
+
+
+def _ready(replica: dict[str, Any]) -> dict[str, Any]:
+    observed = copy.deepcopy(replica)
+    observed.setdefault("metadata", {}).update({"uid": "0", "resourceVersion": "1"})
+    observed["status"] = {"phase": "Ready", "replicas": 1, "readyReplicas": 1, "message": "ok"}
+    return observed
+
+
+def build_request(count: int) -> fnv1.RunFunctionRequest:
+    """Steady state: the deployment placed on all `count` clusters, every gang Ready."""
+    xr = model_deployment(count)
+    fleet = [
+        inference_cluster(cluster_name(i), labels={"modelfleet.io/tier": "gpu"}, node_pools=[POOL])
+        for i in range(count)
+    ]
+    others = [
+        other_replica(cluster_name(i), n) for i in range(count) for n in range(OTHERS_PER_CLUSTER)
+    ]
+    required: dict[str, Any] = {CLUSTERS: fleet, CACHE: [model_cache(count)], REPLICAS: others}
+    first = RUNNER.run(run_function_request(xr, required=required))
+    mine = {name: _ready(r) for name, r in desired_resources(first).items()}
+    if len(mine) != count:
+        raise SystemExit(f"expected {count} ModelReplicas, the function placed {len(mine)}")
+    required[REPLICAS] = others + list(mine.values())
+    xr["status"] = {"replicas": {"desired": count, "ready": count}}
+    return run_function_request(xr, observed=mine, required=required)
+
+
+def main(sizes: tuple[int, ...] = SIZES) -> int:
+    rows = run_benchmark(
+        f"compose-model-deployment: N clusters, N Ready gangs, {OTHERS_PER_CLUSTER} other "
+        "teams' ModelReplicas per cluster (N=100: 1000 existing replicas)",
+        build_request,
+        RUNNER,
+        sizes,
+    )
+    return 0 if all(r.response_bytes < 4 * 1024 * 1024 for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(tuple(int(a) for a in sys.argv[1:]) or SIZES))
