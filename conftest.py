@@ -2,11 +2,17 @@
 
 `ci` (default) keeps property tests quick; `long` is the fuzzing profile
 (MODELFLEET_FUZZ_PROFILE=long uv run pytest -m "not slow" -k property ...), see docs/reliability.md.
+
+The audit plugin watches every function call of the session: no test token may leak into
+a response, log, event, status or CLI output, and every manifest composed for a valid XR
+must validate (see modelfleet_devtools/audit.py).
 """
 
 import os
 
 from hypothesis import HealthCheck, settings
+
+pytest_plugins = ["modelfleet_devtools.audit"]
 
 settings.register_profile(
     "ci", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]

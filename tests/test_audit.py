@@ -1,0 +1,121 @@
+"""The suite-wide audit catches what it is there to catch: planted leaks and invalid manifests.
+
+Each scenario uses its own `Audit`, so the planted problems here never fail the real run.
+"""
+
+import logging
+import sys
+from pathlib import Path
+
+import pytest
+from crossplane.function import resource
+from modelfleet_contracts.runner import SafeRunner
+from modelfleet_devtools import audit
+from modelfleet_devtools.requests import desired_resources, run_function_request
+from modelfleet_devtools.secrets import HF_TOKEN, TEST_TOKENS, encodings, secret
+from modelfleet_devtools.world import inference_cluster, observed_object
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "functions/compose-model-cache/tests"))
+
+from cache_world import RUNNER as CACHE_RUNNER
+from cache_world import model_cache
+from compose_model_cache.fn import CLUSTERS
+
+VALID_CACHE = model_cache(huggingFace={"repo": "Qwen/Qwen3-0.6B", "tokenSecretRef": {"name": "hf"}})
+USER_SECRET = secret("hf", "ml-team", {"HF_TOKEN": HF_TOKEN})
+
+
+def careless_core(req, rsp):
+    """A function that copies whatever it observes into its desired state."""
+    for name, observed in req.observed.resources.items():
+        rsp.desired.resources[name].resource.update(resource.struct_to_dict(observed.resource))
+
+
+def logging_core(req, rsp):
+    logging.getLogger("modelfleet.careless").debug("request was %s", req)
+
+
+@pytest.mark.parametrize("form", encodings(HF_TOKEN), ids=["as is", "base64"])
+def test_a_token_in_cli_output_is_a_leak(form):
+    found = audit.Audit()
+    assert found.record_text("modelfleet render", f"data:\n  HF_TOKEN: {form}\n") == ["HF_TOKEN"]
+    assert not found.record_text("modelfleet render", "data: {}\n")
+    assert found.failed and len(found.leaks) == 1
+    assert "modelfleet render" in str(found.leaks[0])
+
+
+def test_a_function_copying_the_observed_secret_into_its_response_is_caught():
+    found = audit.Audit()
+    req = run_function_request(VALID_CACHE, observed={"user-secret": USER_SECRET})
+    with audit.paused():
+        rsp = SafeRunner(careless_core, "careless").run(req)
+    found.record_call("careless", req, rsp)
+    assert found.planted_requests == 1
+    assert [leak.detail for leak in found.leaks] == ["HF_TOKEN value found"]
+
+
+def test_a_function_logging_its_request_is_caught():
+    found = audit.Audit()
+    tap = audit._LogTap(found)
+    root = logging.getLogger()
+    root.addHandler(tap)
+    try:
+        req = run_function_request(VALID_CACHE, observed={"user-secret": USER_SECRET})
+        with audit.paused():
+            SafeRunner(logging_core, "chatty").run(req)
+    finally:
+        root.removeHandler(tap)
+    assert found.log_records >= 1
+    assert any(leak.source == "log" for leak in found.leaks)
+
+
+def test_compose_model_cache_never_copies_the_token_it_is_tempted_with():
+    """The token sits in the control-plane Secret and in the remote Secret as
+    provider-kubernetes echoes it back; the function composes the reference only."""
+    clusters = [inference_cluster("gke-us")]
+    first = CACHE_RUNNER.run(run_function_request(VALID_CACHE, required={CLUSTERS: clusters}))
+    composed = desired_resources(first)
+    creds = next(k for k in composed if k.endswith("creds"))
+    echoed = observed_object(composed[creds], ready=True)
+    echoed["status"]["atProvider"]["manifest"]["data"] = USER_SECRET["data"]
+    observed = {**composed, creds: echoed}
+    req = run_function_request(
+        VALID_CACHE, observed=observed, required={CLUSTERS: [*clusters, USER_SECRET]}
+    )
+    found = audit.Audit()
+    found.record_call("compose-model-cache", req, CACHE_RUNNER.run(req))
+    assert found.planted_requests == 1
+    assert found.leaks == []
+    assert found.invalid == []
+    assert found.manifests_validated == len(composed)
+
+
+def test_an_invalid_manifest_fails_the_audit_only_for_an_admissible_xr():
+    def bad_job(req, rsp):
+        rsp.desired.resources["job"].resource.update(
+            {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "x"}, "spec": {}}
+        )
+
+    runner = SafeRunner(bad_job, "bad")
+    found = audit.Audit()
+    req = run_function_request(VALID_CACHE)
+    with audit.paused():
+        rsp = runner.run(req)
+    found.record_call("bad", req, rsp)
+    assert found.manifests_validated == 1
+    assert found.invalid and "template" in found.invalid[0].detail
+
+    rejected_by_the_xrd = audit.Audit()
+    xr = model_cache(sizeGiB="huge")
+    req = run_function_request(xr)
+    with audit.paused():
+        rsp = runner.run(req)
+    rejected_by_the_xrd.record_call("bad", req, rsp)
+    assert rejected_by_the_xrd.responses_skipped_invalid_xr == 1
+    assert not rejected_by_the_xrd.failed
+
+
+def test_every_test_token_is_distinct_and_long_enough_to_never_match_by_chance():
+    values = list(TEST_TOKENS.values())
+    assert len(set(values)) == len(values)
+    assert all(len(v) >= 20 for v in values)
