@@ -15,6 +15,7 @@ image pins both. Values arrive as argv elements and are never handed to a shell.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -25,6 +26,9 @@ from pathlib import Path
 
 MARKER = ".modelfleet-complete"
 STAGING_PREFIX = ".staging-"
+# huggingface_hub's per-file bookkeeping inside local_dir (what makes a re-run skip finished
+# files); needed while staging, removed once the copy is complete.
+HF_BOOKKEEPING = Path(".cache", "huggingface")
 FINGERPRINT = re.compile(r"^[0-9a-f]{6,64}$")
 
 
@@ -99,6 +103,22 @@ def safe_join(root: Path, relative: str) -> Path:
     return target
 
 
+def model_files(root: Path) -> list[Path]:
+    """The downloaded files under `root`, without the downloader's bookkeeping."""
+    bookkeeping = root / HF_BOOKKEEPING
+    return [p for p in root.rglob("*") if p.is_file() and not p.is_relative_to(bookkeeping)]
+
+
+def drop_partial_files(staging: Path) -> None:
+    """Remove files a killed attempt was still writing. huggingface_hub writes each file to
+    a process-unique `*.incomplete` name and never reuses one, so without this every evicted
+    pod would leave up to a whole shard behind on the claim. Only one hydration pod writes a
+    staging directory at a time (the Job replaces a pod only once it has failed)."""
+    for partial in (staging / HF_BOOKKEEPING).rglob("*.incomplete"):
+        log(f"removing partial file of an interrupted attempt: {partial.name}")
+        partial.unlink(missing_ok=True)
+
+
 def prune(cache_dir: Path, keep: str) -> None:
     """Remove older copies this script made (marked or staging), never `keep`."""
     for entry in cache_dir.iterdir():
@@ -126,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     what = args.repo if args.source == "HuggingFace" else args.uri
     log(f"downloading {what!r} ({args.source}) into {staging}")
     staging.mkdir(parents=True, exist_ok=True)
+    drop_partial_files(staging)
     try:
         if args.source == "HuggingFace":
             download_huggingface(args, staging)
@@ -134,11 +155,20 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # any download error: report it and let the Job retry
         log(f"download failed: {type(exc).__name__}: {exc}")
         return 1
-    files = sum(1 for p in staging.rglob("*") if p.is_file() and ".cache" not in p.parts)
+    files = len(model_files(staging))
+    if not files:
+        # An empty "model" marked complete would be served as Ready: fail visibly instead.
+        log("download failed: no file matched; check the repo, revision and include/exclude")
+        return 1
     (staging / MARKER).write_text(json.dumps({"fingerprint": args.fingerprint, "files": files}))
     if target.exists():
         shutil.rmtree(target)  # an unmarked leftover: never served, safe to replace
     staging.rename(target)
+    # Consumers see the model's files only; the bookkeeping served its purpose (the marker
+    # now short-circuits every later run).
+    shutil.rmtree(target / HF_BOOKKEEPING, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        (target / HF_BOOKKEEPING.parent).rmdir()  # only if empty: never a repo's own files
     log(f"complete: {files} files in {target}")
     prune(cache_dir, args.fingerprint)
     return 0

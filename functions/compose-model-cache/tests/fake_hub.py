@@ -1,0 +1,237 @@
+"""A loopback stand-in for the Hugging Face Hub: just enough HTTP for huggingface_hub downloads.
+
+What huggingface_hub (2.x) asks for, as read from its source:
+- `GET /api/models/<repo>/revision/<rev>`: model info; `sha` resolves a branch or tag.
+- `GET /api/models/<repo>/tree/<commit>?recursive=...`: the files (path, size, oid).
+- `HEAD /<repo>/resolve/<commit>/<file>`: `X-Repo-Commit`, `ETag`, `Content-Length`.
+- `GET /<repo>/resolve/<commit>/<file>`, with `Range: bytes=N-` when resuming.
+
+It listens on 127.0.0.1 only, counts the file bytes it serves, can cut a download off
+mid-file (drop the connection, or stall until released), and shuts itself down after
+`lifetime` seconds even if a test forgets to.
+"""
+
+import contextlib
+import hashlib
+import json
+import re
+import socket
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+COMMIT = re.compile(r"^[0-9a-f]{40}$")
+
+
+@dataclass
+class Repo:
+    """Commits by sha (file name -> content) and refs (branch or tag -> sha)."""
+
+    commits: dict[str, dict[str, bytes]] = field(default_factory=dict)
+    refs: dict[str, str] = field(default_factory=dict)
+
+    def commit(self, ref: str, files: dict[str, bytes]) -> str:
+        sha = hashlib.sha1(json.dumps(sorted(files), default=str).encode() + ref.encode())
+        for name in sorted(files):
+            sha.update(files[name])
+        self.commits[sha.hexdigest()] = files
+        self.refs[ref] = sha.hexdigest()
+        return sha.hexdigest()
+
+    def resolve(self, revision: str) -> str | None:
+        return revision if revision in self.commits else self.refs.get(revision)
+
+
+@dataclass
+class Faults:
+    """Ways to make a download fail, each once: the first GET (drop, stall) or the first
+    request (forbid) for that file."""
+
+    drop_after: dict[str, int] = field(default_factory=dict)  # send N bytes, close the socket
+    stall_after: dict[str, int] = field(default_factory=dict)  # send N bytes, wait for release
+    forbid: set[str] = field(default_factory=set)  # answer 403 (like a gated file)
+
+
+class FakeHub:
+    def __init__(self, repos: dict[str, Repo], *, lifetime: float = 120.0) -> None:
+        self.repos = repos
+        self.faults = Faults()
+        self.release = threading.Event()
+        self.stalled = threading.Event()
+        self.lock = threading.Lock()
+        self.bytes_served: Counter[str] = Counter()  # file bytes per "repo/file"
+        self.requests: list[tuple[str, str, str]] = []  # (method, path, Range header)
+        hub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            timeout = 30  # a silent client cannot hold a thread forever
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                hub.handle(self, body=True)
+
+            def do_HEAD(self) -> None:
+                hub.handle(self, body=False)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.watchdog = threading.Timer(lifetime, self.stop)
+        self.watchdog.daemon = True
+
+    @property
+    def endpoint(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def __enter__(self) -> "FakeHub":
+        self.thread.start()
+        self.watchdog.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        self.release.set()
+        self.watchdog.cancel()
+        self.server.shutdown()
+        self.server.server_close()
+
+    def reset_counts(self) -> None:
+        with self.lock:
+            self.bytes_served.clear()
+            self.requests.clear()
+
+    @property
+    def total_file_bytes(self) -> int:
+        with self.lock:
+            return sum(self.bytes_served.values())
+
+    # --- request handling -------------------------------------------------------------
+
+    def handle(self, h: BaseHTTPRequestHandler, *, body: bool) -> None:
+        path = unquote(urlsplit(h.path).path)
+        with self.lock:
+            self.requests.append((h.command, path, h.headers.get("Range") or ""))
+        if path.startswith("/api/models/"):
+            self.api(h, path[len("/api/models/") :])
+        elif "/resolve/" in path:
+            self.resolve(h, path, body=body)
+        else:
+            self.reply(h, 404, b"not found", {"X-Error-Code": "RepoNotFound"})
+
+    def api(self, h: BaseHTTPRequestHandler, rest: str) -> None:
+        for kind in ("/revision/", "/tree/"):
+            if kind in rest:
+                repo_id, _, revision = rest.partition(kind)
+                break
+        else:
+            return self.reply(h, 404, b"{}", {"X-Error-Code": "RepoNotFound"})
+        repo = self.repos.get(repo_id)
+        if repo is None:
+            return self.reply(h, 404, b"{}", {"X-Error-Code": "RepoNotFound"})
+        sha = repo.resolve(revision)
+        if sha is None:
+            return self.reply(h, 404, b"{}", {"X-Error-Code": "RevisionNotFound"})
+        files = repo.commits[sha]
+        if kind == "/revision/":
+            info = {
+                "id": repo_id,
+                "sha": sha,
+                "private": False,
+                "siblings": [{"rfilename": name} for name in sorted(files)],
+            }
+            return self.reply(h, 200, json.dumps(info).encode(), {})
+        tree = [
+            {
+                "type": "file",
+                "path": name,
+                "size": len(data),
+                "oid": hashlib.sha1(data).hexdigest(),
+            }
+            for name, data in sorted(files.items())
+        ]
+        return self.reply(h, 200, json.dumps(tree).encode(), {})
+
+    def resolve(self, h: BaseHTTPRequestHandler, path: str, *, body: bool) -> None:
+        repo_id, _, rest = path.lstrip("/").partition("/resolve/")
+        revision, _, name = rest.partition("/")
+        repo = self.repos.get(repo_id)
+        sha = repo.resolve(revision) if repo else None
+        if repo is None or sha is None:
+            return self.reply(h, 404, b"", {"X-Error-Code": "RevisionNotFound"})
+        data = repo.commits[sha].get(name)
+        if data is None:
+            return self.reply(h, 404, b"", {"X-Error-Code": "EntryNotFound", "X-Repo-Commit": sha})
+        with self.lock:
+            forbidden = name in self.faults.forbid
+            self.faults.forbid.discard(name)
+        if forbidden:
+            return self.reply(h, 403, b"", {"X-Error-Code": "GatedRepo"})
+        headers = {
+            "X-Repo-Commit": sha,
+            "ETag": f'"{hashlib.sha256(data).hexdigest()}"',
+            "Accept-Ranges": "bytes",
+        }
+        start = 0
+        ranged = re.fullmatch(r"bytes=(\d+)-", h.headers.get("Range") or "")
+        if ranged and body:
+            start = int(ranged[1])
+            headers["Content-Range"] = f"bytes {start}-{len(data) - 1}/{len(data)}"
+        if not body:
+            return self.reply(h, 200, b"", headers, length=len(data))
+        chunk = data[start:]
+        with self.lock:
+            drop = self.faults.drop_after.pop(name, None)
+            stall = self.faults.stall_after.pop(name, None)
+        cut = drop if drop is not None else stall
+        h.send_response(206 if ranged else 200)
+        for key, value in headers.items():
+            h.send_header(key, value)
+        h.send_header("Content-Length", str(len(chunk)))
+        h.end_headers()
+        sent = chunk if cut is None else chunk[:cut]
+        h.wfile.write(sent)
+        h.wfile.flush()
+        with self.lock:
+            self.bytes_served[f"{repo_id}/{name}"] += len(sent)
+        if cut is None:
+            return None
+        if stall is not None:
+            self.stalled.set()
+            self.release.wait(timeout=60)
+        h.close_connection = True
+        with contextlib.suppress(OSError):  # the client may have gone first (killed)
+            h.connection.shutdown(socket.SHUT_RDWR)
+        return None
+
+    @staticmethod
+    def reply(
+        h: BaseHTTPRequestHandler,
+        status: int,
+        payload: bytes,
+        headers: dict[str, str],
+        *,
+        length: int | None = None,
+    ) -> None:
+        h.send_response(status)
+        h.send_header("Content-Type", "application/json")
+        for key, value in headers.items():
+            h.send_header(key, value)
+        h.send_header("Content-Length", str(len(payload) if length is None else length))
+        h.end_headers()
+        if h.command != "HEAD":
+            h.wfile.write(payload)

@@ -1,0 +1,306 @@
+"""The real thing: a composed hydration Job's exact command, run against a loopback Hub.
+
+Each scenario composes a ModelCache through the function, takes the Job's container
+`command` as composed, swaps only the interpreter, the script path (the image's path for the
+packaged script) and the cache directory (the claim's mount for a temporary directory),
+and runs it as a process with HF_ENDPOINT pointing at tests/fake_hub.py.
+"""
+
+import os
+import random
+import subprocess
+import sys
+import time
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cache_world import desired_resources, model_cache, reason, reconcile, rows
+from compose_model_cache.core import resource_keys
+from compose_model_cache.fingerprint import source_fingerprint
+from compose_model_cache.hydrator import PYTHON_IN_IMAGE, SCRIPT_PATH_IN_IMAGE, hydration_argv
+from fake_hub import FakeHub, Repo
+from huggingface_hub.constants import DOWNLOAD_CHUNK_SIZE
+from modelfleet_contracts.mounts import MODEL_MOUNT_PATH
+from modelfleet_devtools.world import inference_cluster
+
+CLUSTER = inference_cluster("gke-us")
+SCRIPT = Path(str(resources.files("compose_model_cache.hydrator").joinpath("hydrate.py")))
+REPO_ID = "acme/tiny-llm"
+MARKER = ".modelfleet-complete"
+RUN_TIMEOUT = 90  # seconds per hydrate run: every run is bounded
+MIB = 1024 * 1024
+weights = random.Random(7).randbytes
+
+MAIN_FILES = {
+    "config.json": b'{"model_type": "tiny"}',
+    "tokenizer.json": b'{"vocab": ["a", "b"]}',
+    "tokenizer_config.json": b"{}",
+    # Larger than two of huggingface_hub's 10 MiB download chunks, so a cut can fall after
+    # a whole chunk was written.
+    "model-00001-of-00002.safetensors": weights(24 * MIB + 5),
+    "model-00002-of-00002.safetensors": weights(2 * MIB + 17),
+    "original/consolidated.pth": weights(64 * 1024),
+    "original/params.json": b'{"dim": 8}',
+    "README.md": b"# tiny",
+}
+V2_FILES = {
+    **MAIN_FILES,
+    "model-00001-of-00002.safetensors": weights(3 * MIB),
+    "generation_config.json": b'{"temperature": 0.6}',
+}
+FILTERS = {"include": ["*.safetensors", "*.json", "tokenizer*"], "exclude": ["original/*"]}
+EXPECTED_MAIN = {
+    name: data
+    for name, data in MAIN_FILES.items()
+    if not name.startswith("original/") and name != "README.md"
+}
+
+
+@pytest.fixture
+def hub():
+    repo = Repo()
+    repo.commit("main", MAIN_FILES)
+    repo.commit("v2", V2_FILES)
+    with FakeHub({REPO_ID: repo}) as server:
+        yield server
+
+
+def composed_job(**hf: Any) -> tuple[list[str], dict[str, str], str]:
+    """The hydration Job the function composes for a cache of REPO_ID: its container command,
+    its literal env and the fingerprint it reports."""
+    xr = model_cache(huggingFace={"repo": REPO_ID, **hf})
+    rsp = reconcile(xr, [CLUSTER])
+    job = desired_resources(rsp)[resource_keys("gke-us")[2]]
+    container = job["spec"]["forProvider"]["manifest"]["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e["value"] for e in container["env"] if "value" in e}
+    return list(container["command"]), env, rows(rsp)["gke-us"]["fingerprint"]
+
+
+def local_argv(command: list[str], mount: Path) -> list[str]:
+    """The Job's command with the interpreter, script and claim mount made local; nothing
+    else changes."""
+    assert command[:2] == [PYTHON_IN_IMAGE, SCRIPT_PATH_IN_IMAGE]
+    (cache_arg,) = [a for a in command if a.startswith("--cache-dir=")]
+    local_dir = str(mount) + cache_arg[len("--cache-dir=") + len(MODEL_MOUNT_PATH) :]
+    return [
+        sys.executable,
+        str(SCRIPT),
+        *(f"--cache-dir={local_dir}" if a == cache_arg else a for a in command[2:]),
+    ]
+
+
+def job_env(env: dict[str, str], hub: FakeHub, home: Path) -> dict[str, str]:
+    """The Job's env plus what the image sets, pointed at the loopback Hub. Nothing is
+    inherited (no proxy, no token) except PATH."""
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "HF_HOME": str(home / "hf-home"),
+        "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+        "HF_HUB_ETAG_TIMEOUT": "5",
+        "HF_HUB_DOWNLOAD_TIMEOUT": "10",
+        "NO_PROXY": "127.0.0.1",
+        **env,
+        "HF_ENDPOINT": hub.endpoint,
+    }
+
+
+def hydrate(hub: FakeHub, tmp_path: Path, **hf: Any) -> tuple[subprocess.CompletedProcess, Path]:
+    """Run the composed Job's command to completion; return the process and the cache dir."""
+    command, env, fingerprint = composed_job(**hf)
+    argv = local_argv(command, tmp_path / "claim")
+    proc = subprocess.run(
+        argv,
+        env=job_env(env, hub, tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+        check=False,
+    )
+    cache_dir = Path(next(a for a in argv if a.startswith("--cache-dir=")).split("=", 1)[1])
+    return proc, cache_dir / fingerprint
+
+
+def model_files(directory: Path) -> dict[str, bytes]:
+    """What a consumer sees in a staged directory: every file except our marker."""
+    return {
+        str(p.relative_to(directory)): p.read_bytes()
+        for p in directory.rglob("*")
+        if p.is_file() and p.name != MARKER
+    }
+
+
+def test_the_weights_land_under_the_fingerprint_with_filters_honoured(hub, tmp_path):
+    proc, staged = hydrate(hub, tmp_path, revision="main", **FILTERS)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (staged / MARKER).is_file()
+    assert model_files(staged) == EXPECTED_MAIN, "include/exclude honoured, nothing else left"
+    assert sorted(p.name for p in staged.parent.iterdir()) == [staged.name]
+    served = {name.removeprefix(f"{REPO_ID}/") for name in hub.bytes_served}
+    assert served == set(EXPECTED_MAIN), "excluded files are never fetched"
+
+
+def test_a_second_run_fetches_nothing(hub, tmp_path):
+    first, staged = hydrate(hub, tmp_path, revision="main", **FILTERS)
+    assert first.returncode == 0, first.stdout + first.stderr
+    hub.reset_counts()
+    second, again = hydrate(hub, tmp_path, revision="main", **FILTERS)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert again == staged
+    assert hub.total_file_bytes == 0
+    assert hub.requests == [], "with the marker present the Hub is not even asked"
+    assert model_files(staged) == EXPECTED_MAIN
+
+
+def test_a_connection_cut_mid_file_resumes_from_where_it_stopped(hub, tmp_path):
+    shard = "model-00001-of-00002.safetensors"
+    hub.faults.drop_after[shard] = 15 * MIB
+    proc, staged = hydrate(hub, tmp_path, revision="main", **FILTERS)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert model_files(staged)[shard] == MAIN_FILES[shard]
+    # huggingface_hub keeps what it wrote in whole 10 MiB chunks and asks for the rest.
+    kept = 15 * MIB // DOWNLOAD_CHUNK_SIZE * DOWNLOAD_CHUNK_SIZE
+    ranges = [r for m, p, r in hub.requests if m == "GET" and p.endswith(shard) and r]
+    assert ranges == [f"bytes={kept}-"], "the retry asks only for what is missing"
+    served = hub.bytes_served[f"{REPO_ID}/{shard}"]
+    assert served == 15 * MIB + len(MAIN_FILES[shard]) - kept < 2 * len(MAIN_FILES[shard])
+
+
+def test_a_killed_run_resumes_and_refetches_only_the_unfinished_file(hub, tmp_path):
+    shard = "model-00001-of-00002.safetensors"
+    hub.faults.stall_after[shard] = 512 * 1024
+    command, env, fingerprint = composed_job(revision="main", **FILTERS)
+    argv = local_argv(command, tmp_path / "claim")
+    staging = tmp_path / "claim" / f".staging-{fingerprint}"
+    others = [staging / name for name in EXPECTED_MAIN if name != shard]
+    proc = subprocess.Popen(
+        argv, env=job_env(env, hub, tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not (hub.stalled.is_set() and all(p.is_file() for p in others)):
+            assert proc.poll() is None, "the run ended before it could be cut off"
+            assert time.monotonic() < deadline, "the download never reached the cut"
+            time.sleep(0.05)
+        proc.kill()  # the pod is evicted mid-file
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+        hub.release.set()
+    assert not (tmp_path / "claim" / fingerprint).exists(), "nothing half-done is served"
+    assert list(staging.rglob("*.incomplete")), "the run really was cut off mid-file"
+
+    hub.reset_counts()
+    proc2, staged = hydrate(hub, tmp_path, revision="main", **FILTERS)
+    assert proc2.returncode == 0, proc2.stdout + proc2.stderr
+    assert model_files(staged) == EXPECTED_MAIN
+    assert dict(hub.bytes_served) == {f"{REPO_ID}/{shard}": len(MAIN_FILES[shard])}, (
+        "finished files are kept; only the cut file is fetched again"
+    )
+    assert not list((tmp_path / "claim").rglob("*.incomplete")), "no partial file left behind"
+
+
+def test_a_revision_change_lands_beside_the_old_copy_which_is_pruned_once_complete(hub, tmp_path):
+    first, old = hydrate(hub, tmp_path, revision="main", **FILTERS)
+    assert first.returncode == 0, first.stdout + first.stderr
+    (old.parent / "team-notes").mkdir()  # not ours: never pruned
+
+    # The new revision's first attempt fails: the copy in use stays whole.
+    hub.faults.forbid.add("generation_config.json")
+    failed, new = hydrate(hub, tmp_path, revision="v2", **FILTERS)
+    assert failed.returncode != 0
+    assert new != old and not new.exists()
+    assert model_files(old) == EXPECTED_MAIN and (old / MARKER).is_file()
+
+    # The retry completes: the new directory is served, then the old one is pruned.
+    retried, new = hydrate(hub, tmp_path, revision="v2", **FILTERS)
+    assert retried.returncode == 0, retried.stdout + retried.stderr
+    assert model_files(new)["generation_config.json"] == V2_FILES["generation_config.json"]
+    assert (
+        model_files(new)["model-00001-of-00002.safetensors"]
+        == (V2_FILES["model-00001-of-00002.safetensors"])
+    )
+    assert not old.exists()
+    assert sorted(p.name for p in new.parent.iterdir()) == sorted([new.name, "team-notes"])
+
+
+def test_caches_sharing_a_claim_keep_to_their_own_sub_directory(hub, tmp_path):
+    def run(name: str, revision: str) -> Path:
+        xr = model_cache(
+            name=name,
+            huggingFace={"repo": REPO_ID, "revision": revision, **FILTERS},
+            storage={"existingClaimName": "shared-models"},
+        )
+        del xr["spec"]["sizeGiB"]
+        rsp = reconcile(xr, [CLUSTER])
+        job = desired_resources(rsp)[resource_keys("gke-us")[2]]
+        container = job["spec"]["forProvider"]["manifest"]["spec"]["template"]["spec"][
+            "containers"
+        ][0]
+        env = {e["name"]: e["value"] for e in container["env"] if "value" in e}
+        proc = subprocess.run(
+            local_argv(container["command"], tmp_path / "claim"),
+            env=job_env(env, hub, tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return tmp_path / "claim" / rows(rsp)["gke-us"]["path"]
+
+    qwen = run("qwen", "main")
+    llama = run("llama", "v2")
+    assert qwen.parent != llama.parent, "one sub-directory per cache"
+    assert (qwen / MARKER).is_file() and (llama / MARKER).is_file(), "neither pruned the other"
+
+
+@pytest.mark.parametrize(
+    "repo",
+    [
+        "x;touch {canary}",
+        "$(touch {canary})",
+        "`touch {canary}`",
+        "--help",
+        "a/b && touch {canary}",
+    ],
+    ids=["semicolon", "command substitution", "backticks", "looks like a flag", "and-list"],
+)
+def test_a_hostile_repo_string_stays_inert(hub, tmp_path, repo):
+    canary = tmp_path / "pwned"
+    hostile = repo.format(canary=canary)
+    spec = {"source": "HuggingFace", "huggingFace": {"repo": hostile}}
+
+    # The function refuses to compose a Job for it.
+    rsp = reconcile(model_cache(huggingFace={"repo": hostile}), [CLUSTER])
+    assert reason(rsp, "ArtifactReady") == "InvalidSpec"
+    assert desired_resources(rsp) == {}
+
+    # Defence in depth: the Job command built for it carries it as one literal argv element,
+    # and the script treats it as a (bad) repo name — no shell ever sees it.
+    fingerprint = source_fingerprint(spec)
+    command = hydration_argv(spec, cache_dir=MODEL_MOUNT_PATH, fingerprint=fingerprint)
+    assert command.count(f"--repo={hostile}") == 1
+    proc = subprocess.run(
+        local_argv(command, tmp_path / "claim"),
+        env=job_env({}, hub, tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+        check=False,
+    )
+    assert proc.returncode != 0
+    assert repr(hostile) in proc.stdout, "the value is handled as a literal repo name"
+    assert not canary.exists()
+    assert not (tmp_path / "claim" / fingerprint).exists()
+    assert hub.requests == [], "an invalid repo id never reaches the Hub"
+
+
+def test_filters_that_match_nothing_fail_instead_of_staging_an_empty_model(hub, tmp_path):
+    proc, staged = hydrate(hub, tmp_path, revision="main", include=["*.gguf"])
+    assert proc.returncode != 0
+    assert "no file matched" in proc.stdout
+    assert not staged.exists(), "an empty directory is never marked complete"
+    assert hub.total_file_bytes == 0
