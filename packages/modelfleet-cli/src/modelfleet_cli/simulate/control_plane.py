@@ -9,6 +9,7 @@ managed resources to the workload clusters, the clusters' controllers act, and t
 observe the result.
 """
 
+import base64
 import copy
 import hashlib
 from dataclasses import dataclass, field
@@ -61,6 +62,17 @@ def is_xr(obj: dict[str, Any]) -> bool:
 
 def _xr_sort(key: Key) -> tuple[int, str, str]:
     return XR_ORDER.index(key[1]), key[2], key[3]
+
+
+def stored_secret(secret: dict[str, Any]) -> dict[str, Any]:
+    """A Secret as the API server stores it: `stringData` merged into base64 `data`."""
+    stored = copy.deepcopy(secret)
+    plain = stored.pop("stringData", None)
+    if isinstance(plain, dict):
+        data = stored.setdefault("data", {})
+        for k, v in plain.items():
+            data[k] = base64.b64encode(str(v).encode()).decode()
+    return stored
 
 
 @dataclass
@@ -152,7 +164,7 @@ class ControlPlane:
                     }
                 )
         for secret in self.fleet.secrets:
-            self._put(copy.deepcopy(secret))
+            self._put(stored_secret(secret))
         for xr in self.fleet.xrs:
             self._add_xr(copy.deepcopy(xr))
         for fault in self.faults:
@@ -285,7 +297,7 @@ class ControlPlane:
             self._flap(result.composite)
         if result.fatal is not None:
             return  # nothing applied, nothing deleted
-        self._apply_desired(key, result)
+        self._apply_desired(key, result, set(observed))
 
     def _record_results(self, xr: dict[str, Any], result: PipelineResult) -> None:
         severities = {
@@ -320,7 +332,10 @@ class ControlPlane:
             START + timedelta(minutes=self.round),
         )
 
-    def _apply_desired(self, key: Key, result: PipelineResult) -> None:
+    def _apply_desired(self, key: Key, result: PipelineResult, observed: set[str]) -> None:
+        """Create or update what the pipeline desires; delete what was observed but is no
+        longer desired (Crossplane garbage-collects only observed resources: one it could not
+        observe this time is left alone)."""
         xr = self.store[key]
         refs = self.refs[key]
         for name, desired in result.resources.items():
@@ -341,7 +356,7 @@ class ControlPlane:
             else:
                 self._put(obj)
             refs[name] = new_key
-        for name in [n for n in refs if n not in result.resources]:
+        for name in [n for n in refs if n in observed and n not in result.resources]:
             gone = refs.pop(name)
             if gone in self.store:
                 self._check_loss(key, gone)

@@ -13,6 +13,8 @@ class FaultVerdict:
     fault: str
     applied_round: int | None
     lost: list[dict[str, Any]] = field(default_factory=list)
+    # Claims left Terminating (kubernetes.io/pvc-protection): gone once their pods stop.
+    at_risk: list[str] = field(default_factory=list)
     told: list[str] = field(default_factory=list)
     visible: bool = False
     recovered: bool | None = None  # None: not a fault a fleet recovers from on its own
@@ -36,16 +38,25 @@ def assess(
         verdict.told = [
             f"round {r} {xr}: {text}"
             for r, xr, text in messages
-            if first <= r <= last and not text.startswith(("Ready=", "Synced="))
+            if first <= r <= last
+            and not text.startswith(("Ready=", "Synced="))
+            and (not hydration or "fail" in text.lower())
         ]
         verdict.visible = any(
             first <= h["round"] <= last for entries in history.values() for h in entries
         )
+        verdict.at_risk = [
+            f"{cluster.name}: PersistentVolumeClaim {key[1]}/{key[2]}"
+            for cluster in plane.clusters.values()
+            for key, obj in cluster.objects.items()
+            if key[0] == "PersistentVolumeClaim" and obj["metadata"].get("deletionTimestamp")
+        ]
         if fault.kind in f.RECOVERABLE:
             verdict.recovered = all_ready
         verdict.survived = (
             start is not None
             and not verdict.lost
+            and not verdict.at_risk
             and verdict.recovered is not False
             and (bool(verdict.told) or not verdict.visible)
         )

@@ -168,8 +168,6 @@ class WorkloadCluster:
         obj.pop("status", None)
         if current is None:
             self._stamp(obj)
-            if kind == "Namespace":
-                obj["status"] = {"phase": "Active"}
         else:
             kept_meta = {
                 k: v
@@ -216,7 +214,9 @@ class WorkloadCluster:
         """One round of the cluster's controllers."""
         for key, obj in list(self.objects.items()):
             kind = key[0]
-            if kind == "PersistentVolumeClaim":
+            if kind == "Namespace":
+                obj.setdefault("status", {})["phase"] = "Active"
+            elif kind == "PersistentVolumeClaim":
                 self._bind_claim(key, obj)
             elif kind == "Job":
                 self._run_job(key, obj)
