@@ -1,13 +1,13 @@
 """The observed and required state `modelfleet render` needs to show an example past its first
 reconcile, derived from the real functions (so it is what they report, not made up):
 
-- `examples/<name>/render/observed-<cluster>.yaml`: an InferenceCluster's composed Objects as
-  provider-kubernetes reports them once the workload cluster answers (Ready, and the
-  observe-only StorageClass with its provisioner);
+- `examples/<name>/render/observed-<xr>.yaml`: an InferenceCluster's or a ModelCache's
+  composed resources as the providers report them once done on the workload cluster (Ready;
+  the StorageClass with its provisioner, the Namespace Active, the claim Bound, the
+  hydration Job Complete);
 - `examples/<name>/render/required.yaml`: the ClusterProviderConfigs the platform team made,
-  the InferenceClusters with the status compose-inference-cluster writes from that observed
-  state, and the ModelCache with the status compose-model-cache writes on its first
-  reconcile (claims and hydration Jobs created, phase Pending).
+  and the InferenceClusters and the ModelCache with the status their functions write from
+  that observed state (clusters connected, the cache Ready).
 
 Regenerate after changing a function or an example (from the repository root):
     uv run python packages/modelfleet-cli/tests/render_inputs.py
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from modelfleet_cli.functions import FunctionServers, running_functions
-from modelfleet_cli.loading import load_objects
+from modelfleet_cli.loading import LoadError, load_objects
 from modelfleet_cli.output import whole_numbers_as_int, yaml_stream
 from modelfleet_cli.pipeline import (
     ANNOTATION_RESOURCE_NAME,
@@ -52,7 +52,14 @@ def examples_dir() -> Path:
 
 
 def example_objects(example: Path) -> list[dict[str, Any]]:
-    return [obj for f in sorted(example.glob("*.yaml")) for obj in load_objects(f)]
+    """The Kubernetes objects of an example (other files, e.g. simulation settings, skipped)."""
+    objects = []
+    for f in sorted(example.glob("*.yaml")):
+        try:
+            objects += load_objects(f)
+        except LoadError:
+            continue
+    return objects
 
 
 def provider_config(name: str) -> dict[str, Any]:
@@ -73,27 +80,38 @@ def _ready_condition() -> dict[str, str]:
     }
 
 
-def observed_cluster_objects(
-    cluster: dict[str, Any], desired: dict[str, dict[str, Any]]
+def _done(manifest: dict[str, Any], provisioner: str) -> dict[str, Any]:
+    """A remote object as its workload cluster reports it once it is done."""
+    seen = copy.deepcopy(manifest)
+    kind = seen.get("kind")
+    if kind == "StorageClass":
+        seen.setdefault("provisioner", provisioner)
+    elif kind == "Namespace":
+        seen["status"] = {"phase": "Active"}
+    elif kind == "PersistentVolumeClaim":
+        seen["status"] = {"phase": "Bound", "accessModes": ["ReadWriteMany"]}
+    elif kind == "Job":
+        seen["status"] = {
+            "succeeded": 1,
+            "conditions": [{"type": "Complete", "status": "True", "reason": "CompletionsReached"}],
+        }
+    return seen
+
+
+def observed_objects(
+    xr: dict[str, Any], desired: dict[str, dict[str, Any]], provisioner: str
 ) -> list[dict[str, Any]]:
-    """The cluster's composed resources as the providers report them once everything on
-    the workload cluster exists."""
-    name = cluster["metadata"]["name"]
-    provisioner = CSI_PROVISIONER.get(name.split("-")[0], "nfs.csi.k8s.io")
+    """The XR's composed resources as the providers report them once they are done."""
+    name = xr["metadata"]["name"]
     observed = []
     for resource_name, obj in sorted(desired.items()):
-        out = composed_metadata(obj, cluster, resource_name)
+        out = composed_metadata(obj, xr, resource_name)
         out["metadata"].pop("generateName", None)
         out["metadata"]["name"] = f"{name}-{resource_name}"
         status: dict[str, Any] = {"conditions": [_ready_condition()]}
         manifest = obj.get("spec", {}).get("forProvider", {}).get("manifest")
         if isinstance(manifest, dict):
-            seen = copy.deepcopy(manifest)
-            if seen.get("kind") == "StorageClass":
-                seen.setdefault("provisioner", provisioner)
-            if seen.get("kind") == "Namespace":
-                seen["status"] = {"phase": "Active"}
-            status["atProvider"] = {"manifest": seen}
+            status["atProvider"] = {"manifest": _done(manifest, provisioner)}
         out["status"] = status
         observed.append(out)
     return observed
@@ -116,6 +134,24 @@ def reconciled(
     return whole_numbers_as_int(result.composite)
 
 
+def settled(
+    functions: FunctionServers,
+    xr: dict[str, Any],
+    pool: list[dict[str, Any]],
+    provisioner: str,
+    files: dict[str, str],
+) -> dict[str, Any]:
+    """`xr` after its composed resources are done: reconciled once, its composed resources
+    observed done (written to files as observed-<name>.yaml), reconciled again."""
+    composition = composition_for(xr, repository_compositions())
+    assert composition is not None, xr["kind"]
+    first = run_pipeline(xr, composition, functions, required_pool=pool, now=CONDITION_TIME)
+    assert first.fatal is None, first.error
+    observed = observed_objects(xr, first.resources, provisioner)
+    files[f"observed-{xr['metadata']['name']}.yaml"] = HEADER + yaml_stream(observed)
+    return reconciled(functions, xr, pool, observed)
+
+
 def render_inputs(example: Path, functions: FunctionServers) -> dict[str, str]:
     """File name (under render/) -> content, for one example."""
     objects = example_objects(example)
@@ -125,22 +161,21 @@ def render_inputs(example: Path, functions: FunctionServers) -> dict[str, str]:
         for c in clusters
         if c["spec"]["connection"].get("providerConfigName")
     ]
-    files = {}
-    stored_clusters = []
-    for cluster in clusters:
-        composition = composition_for(cluster, repository_compositions())
-        assert composition is not None
-        first = run_pipeline(cluster, composition, functions, required_pool=configs)
-        observed = observed_cluster_objects(cluster, first.resources)
-        files[f"observed-{cluster['metadata']['name']}.yaml"] = HEADER + yaml_stream(observed)
-        stored_clusters.append(reconciled(functions, cluster, configs, observed))
+    files: dict[str, str] = {}
+    stored_clusters = [
+        settled(functions, c, configs, _provisioner(c["metadata"]["name"]), files) for c in clusters
+    ]
     caches = [
-        reconciled(functions, cache, stored_clusters)
+        settled(functions, cache, stored_clusters, "", files)
         for cache in objects
         if cache["kind"] == "ModelCache"
     ]
     files["required.yaml"] = HEADER + yaml_stream([*configs, *stored_clusters, *caches])
     return files
+
+
+def _provisioner(cluster_name: str) -> str:
+    return CSI_PROVISIONER.get(cluster_name.split("-")[0], "nfs.csi.k8s.io")
 
 
 def main() -> None:

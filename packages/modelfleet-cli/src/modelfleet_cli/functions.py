@@ -109,6 +109,10 @@ class FunctionServers:
             if name not in self._stubs:
                 self._connect(name)
 
+    def target(self, name: str) -> str:
+        """The address the named function is (or will be) dialled at."""
+        return self._targets[name]
+
     def _connect(self, name: str) -> None:
         target = self._targets[name]
         started = self._started.get(name)
