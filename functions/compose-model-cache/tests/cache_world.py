@@ -14,6 +14,7 @@ from modelfleet_devtools.requests import (
     desired_status,
     run_function_request,
 )
+from modelfleet_devtools.validation import assert_valid
 
 RUNNER = SafeRunner(run_function, NAME)
 
@@ -53,9 +54,19 @@ def reconcile(
     xr: dict[str, Any],
     clusters: list[dict[str, Any]] | None,
     observed: dict[str, dict[str, Any]] | None = None,
+    *,
+    validate: bool = True,
 ) -> fnv1.RunFunctionResponse:
+    """One reconcile. Every composed manifest is checked against its schema (the Object and
+    the remote manifest it carries) unless `validate` is off (fuzzing, for speed)."""
     required = None if clusters is None else {CLUSTERS: clusters}
-    return RUNNER.run(run_function_request(xr, observed=observed, required=required))
+    rsp = RUNNER.run(run_function_request(xr, observed=observed, required=required))
+    if validate:
+        namespace = xr.get("metadata", {}).get("namespace") or "default"
+        for key, obj in desired_resources(rsp).items():
+            # Crossplane names composed resources itself; give them one to validate.
+            assert_valid(obj | {"metadata": {"name": key, "namespace": namespace}})
+    return rsp
 
 
 def rows(rsp: fnv1.RunFunctionResponse) -> dict[str, dict[str, Any]]:

@@ -21,7 +21,7 @@ JOBS = {resource_keys(c["metadata"]["name"])[2]: c["metadata"]["name"] for c in 
 def test_random_specs_never_crash_and_never_go_silent(data):
     xr = copy.deepcopy(XR)
     xr["spec"] = mutate(data, xr["spec"])
-    rsp = reconcile(xr, CLUSTERS, OBSERVED)
+    rsp = reconcile(xr, CLUSTERS, OBSERVED, validate=False)
     assert not crashed(rsp)
     assert says_something(rsp)
     if any(c.reason == "InvalidSpec" for c in rsp.conditions):
@@ -39,7 +39,7 @@ def test_a_flapping_half_observed_world_never_drops_a_claim(data):
         for k, v in OBSERVED.items()
         if data.draw(st.booleans())
     }
-    rsp = reconcile(XR, clusters, observed)
+    rsp = reconcile(XR, clusters, observed, validate=False)
     assert not crashed(rsp)
     desired = desired_resources(rsp)
     for claim in CLAIMS:

@@ -168,8 +168,13 @@ def _compose_cluster(
         secret_ref=ref.get("name") if ref else None,
         cache_namespace=cache.namespace,
     )
-    # The Job runs until the weights are complete; after that it is no longer composed
-    # (provider-kubernetes deletes it, unpinning the claim) and Ready stays latched.
+    # Job clean-up. The Job is composed until it is seen Complete for the current
+    # fingerprint. From then on it is left out: provider-kubernetes deletes it, so a finished
+    # Job never runs again and never holds the claim, and `Ready` stays latched through
+    # status.clusters[].fingerprint (phases.py) although the Job is gone. If the status were
+    # ever lost, the Job comes back and finds the completion marker: it fetches nothing.
+    # A failed Job is kept so its reason stays visible; a changed source gets a new Job
+    # (the name carries the fingerprint), and a blocked cluster keeps a running one.
     if phase.phase != READY and not phase.problem:
         desired[job_key] = job_object(cache, view)
     elif phase.problem and job_key in observed:

@@ -184,6 +184,13 @@ def job_object(cache: CacheRef, cluster: ClusterView) -> dict[str, Any]:
         "spec": {
             "backoffLimit": hydration.get("backoffLimit", 3),
             "activeDeadlineSeconds": hydration.get("activeDeadlineSeconds", 21600),
+            # A replacement pod starts only once the previous one has fully failed, so a
+            # single pod ever writes the staging directory (the script relies on that to
+            # discard a killed attempt's partial files).
+            "podReplacementPolicy": "Failed",
+            # No ttlSecondsAfterFinished: if Kubernetes deleted a finished Job while it is
+            # still composed, provider-kubernetes would re-create it. The function stops
+            # composing it instead once it has seen it complete (see core.py).
             "template": {
                 "metadata": {"labels": labels},
                 "spec": {
