@@ -4,7 +4,7 @@ import copy
 import random
 
 from compose_model_deployment.placement import place
-from deployment_world import deployment, other_replica, placement, schedule
+from deployment_world import cache_on, deployment, other_replica, placement, schedule
 from hypothesis import given
 from hypothesis import strategies as st
 from modelfleet_devtools.fuzz import crashed, mutate, says_something
@@ -35,7 +35,6 @@ def test_never_over_capacity(fleet, replicas, nodes):
         nodes=nodes,
         **({"modelCacheRef": {"name": "kimi-k2"}} if nodes > 1 else {}),
     )
-    from deployment_world import cache_on
 
     cache = cache_on(*(c["metadata"]["name"] for c in clusters))
     rsp = schedule(xr, clusters, cache=cache, others=others)
@@ -92,7 +91,6 @@ def test_scaling_up_then_down_returns_to_the_original_placement(slots, start, ex
 @given(st.data())
 def test_random_specs_never_crash_and_never_go_silent(data):
     xr = deployment(replicas=2, modelCacheRef={"name": "kimi-k2"}, resources={"vramGiB": 1200})
-    from deployment_world import cache_on
 
     clusters = [inference_cluster("gke-us")]
     placed = desired_resources(schedule(xr, clusters, cache=cache_on("gke-us")))
@@ -104,3 +102,113 @@ def test_random_specs_never_crash_and_never_go_silent(data):
 
 
 assert random  # the shuffles use hypothesis' seeded Random
+
+
+A100 = {**H100, "name": "a100", "gpu": {"count": 8, "memoryGiB": 40}}
+
+
+@st.composite
+def gang_fleets(draw):
+    """Clusters with one or two pools, some without shared storage, a cache on some of
+    them, and other teams' gangs using part of the capacity."""
+    names = draw(st.lists(st.sampled_from("abcdefgh"), min_size=1, max_size=5, unique=True))
+    clusters, others, cached = [], [], []
+    for n in names:
+        pools = [{**H100, "nodeCount": draw(st.integers(0, 8))}]
+        if draw(st.booleans()):
+            pools.append({**A100, "nodeCount": draw(st.integers(0, 8))})
+        rwx = draw(st.booleans())
+        clusters.append(
+            inference_cluster(n, node_pools=pools, storage_class="rwx" if rwx else None)
+        )
+        if draw(st.booleans()):
+            cached.append(n)
+        for pool in pools:
+            if draw(st.booleans()):
+                others.append(
+                    other_replica(n, pool["name"], draw(st.integers(0, 2)), draw(st.integers(1, 3)))
+                )
+    return clusters, others, cached
+
+
+def gang_deployment(data: st.DataObject, replicas: int) -> dict:
+    # 640 GiB per node on h100 (8 x 80), 320 on a100 (8 x 40).
+    vram = data.draw(st.sampled_from([60, 600, 1200, 2000]), label="vramGiB")
+    return deployment(
+        replicas=replicas, modelCacheRef={"name": "kimi-k2"}, resources={"vramGiB": vram}
+    )
+
+
+@given(gang_fleets(), st.integers(0, 10), st.data())
+def test_multi_node_placement_never_exceeds_any_pool(fleet, replicas, data):
+    clusters, others, cached = fleet
+    rsp = schedule(
+        gang_deployment(data, replicas), clusters, cache=cache_on(*cached), others=others
+    )
+    assert not crashed(rsp)
+    pools = {
+        (c["metadata"]["name"], p["name"]): p["nodeCount"]
+        for c in clusters
+        for p in c["status"]["nodePools"]
+    }
+    used: dict = {}
+    for o in others:
+        key = (o["spec"]["clusterName"], o["spec"]["nodePool"])
+        used[key] = used.get(key, 0) + o["spec"]["replicas"] * o["spec"]["nodes"]
+    for r in desired_resources(rsp).values():
+        s = r["spec"]
+        key = (s["clusterName"], s["nodePool"])
+        assert s["replicas"] * s["nodes"] + used.get(key, 0) <= pools[key]
+        if s["nodes"] > 1:
+            assert s["clusterName"] in cached  # multi-node only with the cache there ...
+            cluster = next(c for c in clusters if c["metadata"]["name"] == s["clusterName"])
+            assert cluster["status"].get("storage")  # ... and shared storage
+
+
+@given(gang_fleets(), st.integers(0, 10), st.data(), st.randoms(use_true_random=False))
+def test_any_order_of_clusters_cache_rows_and_other_replicas_gives_the_same_placement(
+    fleet, replicas, data, rng
+):
+    clusters, others, cached = fleet
+    xr = gang_deployment(data, replicas)
+    first = desired_resources(schedule(xr, clusters, cache=cache_on(*cached), others=others))
+    rng.shuffle(clusters)
+    rng.shuffle(others)
+    rng.shuffle(cached)
+    again = desired_resources(schedule(xr, clusters, cache=cache_on(*cached), others=others))
+    assert again == first
+
+
+@given(gang_fleets(), st.integers(1, 8), st.integers(1, 6), st.data())
+def test_scaling_a_deployment_up_then_down_returns_to_the_original_placement(
+    fleet, start, extra, data
+):
+    clusters, others, cached = fleet
+    xr = gang_deployment(data, start)
+    cache = cache_on(*cached)
+    original = desired_resources(schedule(xr, clusters, cache=cache, others=others))
+    grown_xr = {**xr, "spec": {**xr["spec"], "replicas": start + extra}}
+    grown = desired_resources(
+        schedule(grown_xr, clusters, cache=cache, others=others, observed=original)
+    )
+    for key, r in original.items():  # scaling up never moves what was placed
+        assert grown[key]["spec"]["replicas"] >= r["spec"]["replicas"]
+    back = desired_resources(schedule(xr, clusters, cache=cache, others=others, observed=grown))
+    assert back == original
+
+
+@given(gang_fleets(), st.integers(1, 8), st.data())
+def test_flapping_cluster_and_cache_status_never_moves_or_drops_a_gang(fleet, replicas, data):
+    clusters, others, cached = fleet
+    xr = gang_deployment(data, replicas)
+    cache = cache_on(*cached)
+    placed = desired_resources(schedule(xr, clusters, cache=cache, others=others))
+    flapped = [c | {"status": mutate(data, c["status"])} for c in clusters]
+    flapped_cache = cache | {"status": mutate(data, cache["status"])}
+    rsp = schedule(xr, flapped, cache=flapped_cache, others=others, observed=placed)
+    assert not crashed(rsp)
+    after = desired_resources(rsp)
+    for key, r in placed.items():
+        assert key in after
+        assert after[key]["spec"]["clusterName"] == r["spec"]["clusterName"]
+        assert after[key]["spec"]["replicas"] >= r["spec"]["replicas"]

@@ -21,7 +21,8 @@ from compose_model_deployment.eligibility import Candidate, Rejection, evaluate_
 from compose_model_deployment.placement import place
 from compose_model_deployment.replicas import PlacedReplica, read_replica
 
-PROGRESS_REASONS = frozenset({"Progressing"})
+# False for these means work under way: a Normal event, not a Warning.
+PROGRESS_REASONS = frozenset({"Progressing", "Hydrating"})
 
 
 def parse_spec(raw: Any) -> tuple[dict[str, Any], str | None]:
@@ -61,13 +62,18 @@ def schedule(
     if clusters is None or replicas is None or (cache_name and cache is None):
         return Outcome(keep_everything=True)
     if cache_name and not cache:
-        return _hold(
-            Status(
-                "Scheduled",
-                False,
-                "ModelCacheNotFound",
-                f"ModelCache {cache_name} not found in this namespace; placement held as it is",
-            ),
+        missing = f"ModelCache {cache_name} not found in this namespace"
+        return Outcome(
+            keep_everything=True,
+            conditions=[
+                Status(
+                    "Scheduled",
+                    False,
+                    "ModelCacheNotFound",
+                    f"{missing}; placement held as it is",
+                ),
+                Status("ModelCacheReady", False, "ModelCacheNotFound", missing),
+            ],
         )
 
     metadata = mapping_at(xr, "metadata")
@@ -201,6 +207,12 @@ def _report(
         elif isinstance(e, Rejection):
             row["phase"] = "Unschedulable"
             row["message"] = e.message
+        elif isinstance(e, Candidate) and e.slots == 0:
+            row["phase"] = "Unschedulable"
+            row["message"] = (
+                f"InsufficientCapacity: pool {e.pool.name} has {max(0, e.free_nodes)} of "
+                f"{e.pool.node_count} node(s) free; a group needs {e.size.nodes}"
+            )
         else:
             row["phase"] = "Unused"
         rows.append(row)
@@ -237,22 +249,7 @@ def _report(
         )
         scheduled = Status("Scheduled", False, reason, message)
 
-    conditions = [scheduled]
-    if cache_obj is not None:
-        not_ready = sorted(c for c in placement if cache_rows.get(c, {}).get("phase") != "Ready")
-        conditions.append(
-            Status("ModelCacheReady", True, "Ready", "weights staged on every placed cluster")
-            if not not_ready
-            else Status(
-                "ModelCacheReady",
-                False,
-                "Hydrating",
-                "waiting for weights on "
-                + ", ".join(
-                    f"{c} ({cache_rows.get(c, {}).get('phase', 'Pending')})" for c in not_ready
-                ),
-            )
-        )
+    conditions = [scheduled, _cache_condition(spec, cache_obj, cache_rows, placement)]
     available = desired > 0 and ready >= desired
     conditions.append(
         Status("Available", True, "Available", f"{ready}/{desired} replica(s) ready")
@@ -260,3 +257,35 @@ def _report(
         else Status("Available", False, "Progressing", f"{ready}/{desired} replica(s) ready")
     )
     return status, conditions, scheduled.status and (available or desired == 0)
+
+
+def _cache_condition(
+    spec: dict[str, Any],
+    cache_obj: dict[str, Any] | None,
+    cache_rows: dict[str, dict[str, Any]],
+    placement: dict[str, int],
+) -> Status:
+    """ModelCacheReady: are the weights staged on every cluster a replica is placed on?"""
+    if cache_obj is None:
+        return Status(
+            "ModelCacheReady",
+            True,
+            "NotReferenced",
+            "no spec.modelCacheRef: every engine pod loads its own weights",
+        )
+    cache_name = mapping_at(spec, "modelCacheRef").get("name")
+    if not placement:
+        return Status(
+            "ModelCacheReady",
+            False,
+            "NotPlaced",
+            f"no replica of this deployment is placed on a cluster of ModelCache {cache_name}",
+        )
+    phases = {c: str(cache_rows.get(c, {}).get("phase") or "Pending") for c in sorted(placement)}
+    waiting = {c: p for c, p in phases.items() if p != "Ready"}
+    if not waiting:
+        return Status("ModelCacheReady", True, "Ready", "weights staged on every placed cluster")
+    where = ", ".join(f"{c} ({p})" for c, p in waiting.items())
+    if "Failed" in waiting.values():
+        return Status("ModelCacheReady", False, "Failed", f"staging failed on {where}")
+    return Status("ModelCacheReady", False, "Hydrating", f"waiting for weights on {where}")

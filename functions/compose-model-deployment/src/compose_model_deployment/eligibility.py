@@ -74,11 +74,12 @@ def evaluate_cluster(
             return Rejection(view.name, "SharedStorageRequired", message)
         shapes = single
     if cache_name and view.name not in cache_clusters:
-        return Rejection(
-            view.name,
-            "ModelCacheNotFound",
-            f"ModelCache {cache_name} does not stage to cluster {view.name}",
+        message = (
+            f"ModelCache {cache_name} does not stage to cluster {view.name}"
+            if cache_clusters
+            else f"ModelCache {cache_name} has not reported any cluster yet (status.clusters)"
         )
+        return Rejection(view.name, "ModelCacheNotFound", message)
     options = [
         Candidate(view, pool, size, pool.node_count - used_nodes.get((view.name, pool.name), 0))
         for pool, size in shapes
