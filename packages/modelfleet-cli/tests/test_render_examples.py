@@ -17,14 +17,14 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from modelfleet_cli.functions import FunctionServers
-from modelfleet_cli.loading import load_objects
+from modelfleet_cli.loading import LoadError, load_objects
 from modelfleet_cli.main import main
 from modelfleet_cli.pipeline import ANNOTATION_RESOURCE_NAME, repository_root
 from modelfleet_devtools.validation import require_shared_schemas, validate_manifest
 
 # The render-input generator sits beside the tests (pytest runs in importlib mode).
 sys.path.insert(0, str(Path(__file__).parent))
-from render_inputs import FUNCTIONS, render_inputs
+from render_inputs import FUNCTIONS, example_objects, render_inputs
 
 ROOT = repository_root()
 assert ROOT is not None
@@ -332,3 +332,44 @@ def test_every_documented_render_command_works(functions_file: Path) -> None:
         result = runner.invoke(main, ["render", str(xr), comp, str(functions_file), *rest])
         assert result.exit_code == 0, (args, result.output)
         assert yaml.safe_load_all(result.stdout)
+
+
+def every_example_xr() -> list[tuple[str, str, str]]:
+    """(example, file, XR name) of every XR in every example, new examples included."""
+    cases = []
+    for ex in sorted(p for p in EXAMPLES.iterdir() if (p / "render").is_dir()):
+        for obj in example_objects(ex):
+            if obj["kind"] in COMPOSITIONS:
+                file = next(
+                    f.name
+                    for f in sorted(ex.glob("*.yaml"))
+                    if any(
+                        o["metadata"]["name"] == obj["metadata"]["name"]
+                        and o["kind"] == obj["kind"]
+                        for o in _objects_or_none(f)
+                    )
+                )
+                cases.append((ex.name, file, obj["metadata"]["name"]))
+    return cases
+
+
+def _objects_or_none(path: Path) -> list[dict[str, Any]]:
+    try:
+        return load_objects(path)
+    except LoadError:
+        return []
+
+
+@pytest.mark.parametrize(("ex", "file", "name"), every_example_xr())
+def test_every_xr_of_every_example_renders_valid_yaml_once_settled(
+    functions_file: Path, tmp_path: Path, ex: str, file: str, name: str
+) -> None:
+    xr = single(tmp_path, example(ex) / file, name)
+    state = EXAMPLES / ex / "render" / f"observed-{name}.yaml"
+    flags = ["--observed-resources", str(state)] if state.exists() else []
+    docs = render(functions_file, xr, *flags, *required(ex), "-x")
+    kind = load_objects(xr)[0]["kind"]
+    check_stream(docs, kind)
+    assert not validate_manifest(docs[0]), "the XR with its status is schema-valid"
+    if kind in ("InferenceCluster", "ModelCache"):
+        assert conditions(docs[0])["Ready"] == ("True", "Available"), "settled state is Ready"
