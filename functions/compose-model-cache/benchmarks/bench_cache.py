@@ -16,7 +16,7 @@ from compose_model_cache.fn import CLUSTERS, run_function
 from compose_model_cache.main import NAME
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.runner import SafeRunner
-from modelfleet_devtools.bench import observed_as_stored, run_benchmark
+from modelfleet_devtools.bench import observed_as_stored, require_ready, run_benchmark
 from modelfleet_devtools.requests import desired_resources, run_function_request
 from modelfleet_devtools.world import inference_cluster
 
@@ -90,7 +90,9 @@ def build_request(count: int) -> fnv1.RunFunctionRequest:
             for ic in fleet
         ],
     }
-    return run_function_request(xr, observed=observed, required={CLUSTERS: fleet})
+    req = run_function_request(xr, observed=observed, required={CLUSTERS: fleet})
+    require_ready(RUNNER, req, f"ModelCache over {count} clusters")
+    return req
 
 
 def main(sizes: tuple[int, ...] = SIZES) -> int:

@@ -18,7 +18,7 @@ from compose_model_deployment.fn import CACHE, CLUSTERS, REPLICAS, run_function
 from compose_model_deployment.main import NAME
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.runner import SafeRunner
-from modelfleet_devtools.bench import run_benchmark
+from modelfleet_devtools.bench import require_ready, run_benchmark
 from modelfleet_devtools.requests import desired_resources, run_function_request
 from modelfleet_devtools.world import H100, inference_cluster
 
@@ -120,7 +120,9 @@ def build_request(count: int) -> fnv1.RunFunctionRequest:
         raise SystemExit(f"expected {count} ModelReplicas, the function placed {len(mine)}")
     required[REPLICAS] = others + list(mine.values())
     xr["status"] = {"replicas": {"desired": count, "ready": count}}
-    return run_function_request(xr, observed=mine, required=required)
+    req = run_function_request(xr, observed=mine, required=required)
+    require_ready(RUNNER, req, f"ModelDeployment over {count} clusters")
+    return req
 
 
 def main(sizes: tuple[int, ...] = SIZES) -> int:

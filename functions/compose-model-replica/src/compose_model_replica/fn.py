@@ -39,6 +39,16 @@ def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) ->
             match_name=cache_name,
             namespace=str(mapping_at(xr, "metadata").get("namespace", "")),
         )
-    observed = {name: structs.to_dict(r.resource) for name, r in req.observed.resources.items()}
-    outcome = compose_replica(xr, _resolved(req, CLUSTER), _resolved(req, CACHE), observed)
+    observed = {
+        name: structs.observed_object(r.resource) for name, r in req.observed.resources.items()
+    }
+    cache = None
+    if CACHE in req.required_resources:
+        # Only this cluster's row of the cache's status: the fleet's other rows are not read.
+        here = str(cluster_name or "")
+        cache = [
+            structs.with_named_rows(item.resource, ("status", "clusters"), here)
+            for item in req.required_resources[CACHE].items
+        ]
+    outcome = compose_replica(xr, _resolved(req, CLUSTER), cache, observed)
     apply_outcome(req, rsp, xr, outcome, progress_reasons=PROGRESS_REASONS)

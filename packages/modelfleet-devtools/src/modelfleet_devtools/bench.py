@@ -90,12 +90,12 @@ def measure(
     )
 
 
-def format_table(title: str, rows: Sequence[Row]) -> str:
-    """A Markdown table, ready to paste into docs."""
+def format_table(title: str, rows: Sequence[Row], axis: str = "clusters") -> str:
+    """A Markdown table, ready to paste into docs; `axis` names what the size counts."""
     lines = [
         f"### {title}",
         "",
-        "| clusters | request | response | latency | floor | ratio | peak mem | floor peak mem |",
+        f"| {axis} | request | response | latency | floor | ratio | peak mem | floor peak mem |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
@@ -114,11 +114,21 @@ def run_benchmark(
     build_request: Callable[[int], fnv1.RunFunctionRequest],
     runner: Runner,
     sizes: Sequence[int] = (1, 10, 100, 1000),
+    axis: str = "clusters",
 ) -> list[Row]:
     """Measure every size, print the table, and return the rows."""
     rows = [measure(size, build_request, runner) for size in sizes]
-    print(format_table(title, rows), flush=True)
+    print(format_table(title, rows, axis), flush=True)
     return rows
+
+
+def require_ready(runner: Runner, req: fnv1.RunFunctionRequest, what: str) -> None:
+    """Stop unless the function reports the composite Ready for `req`: a benchmark of the
+    steady state must not silently measure an error or a hold path instead."""
+    rsp = runner.run(req)
+    if rsp.desired.composite.ready != fnv1.READY_TRUE:
+        reasons = ", ".join(f"{c.type}={c.reason}: {c.message}" for c in rsp.conditions)
+        raise SystemExit(f"{what}: expected the composite Ready, got {reasons or 'no conditions'}")
 
 
 def _server_metadata(metadata: dict[str, Any], manager: str) -> None:
@@ -154,3 +164,27 @@ def observed_as_stored(
     if manifest:
         _server_metadata(manifest.setdefault("metadata", {}), "provider-kubernetes")
     return obj
+
+
+def observed_ready(
+    desired: dict[str, dict[str, Any]],
+    remote_status: Callable[[dict[str, Any]], dict[str, Any] | None] = lambda manifest: None,
+) -> dict[str, dict[str, Any]]:
+    """Every desired composed resource as observed Ready. provider-kubernetes Objects echo
+    their manifest with `remote_status(manifest)`; other kinds (provider configs, Helm
+    releases, XRs) carry the server metadata and Ready/Synced conditions."""
+    observed: dict[str, dict[str, Any]] = {}
+    for name, obj in desired.items():
+        manifest = obj.get("spec", {}).get("forProvider", {}).get("manifest")
+        if obj.get("kind") == "Object" and isinstance(manifest, dict):
+            observed[name] = observed_as_stored(
+                obj, remote_status=remote_status(manifest), ready=True
+            )
+        else:
+            seen = observed_object(obj, ready=True)
+            del seen["status"]["atProvider"]
+            _server_metadata(
+                seen.setdefault("metadata", {}), "apiextensions.crossplane.io/composed"
+            )
+            observed[name] = seen
+    return observed
