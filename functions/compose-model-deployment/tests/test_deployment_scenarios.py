@@ -184,3 +184,61 @@ def test_composed_replicas_are_valid_model_replicas():
     )
     for obj in desired_resources(schedule(xr, [RWX], cache=cache_on("gke-us"))).values():
         assert_valid(obj | {"metadata": {**obj["metadata"], "namespace": "ml-team"}})
+
+
+def test_each_cluster_gets_one_model_replica_with_the_fully_resolved_placement():
+    engine = {"framework": "vLLM", "image": "vllm/vllm-openai:v0.11.0", "args": ["--x"]}
+    xr = deployment(
+        replicas=3,
+        modelCacheRef={"name": "kimi-k2"},
+        resources={"vramGiB": 1200},
+        engine=engine,
+        rollout={"maxUnavailable": 1, "maxSurge": 0, "partition": 0},
+        gang={"startupPolicy": "LeaderReady", "restartPolicy": "RecreateGroupOnPodRestart"},
+        placement={"exclusiveTopology": "cloud.google.com/gke-nodepool"},
+    )
+    clusters = [RWX, inference_cluster("gke-b")]
+    composed = desired_resources(schedule(xr, clusters, cache=cache_on("gke-us", "gke-b")))
+    assert sorted(composed) == ["replica-gke-b", "replica-gke-us"]
+    us = composed["replica-gke-us"]
+    assert us["kind"] == "ModelReplica"
+    assert us["metadata"]["labels"] == {
+        "modelfleet.io/modeldeployment": "kimi-k2",
+        "modelfleet.io/namespace": "ml-team",
+        "modelfleet.io/cluster": "gke-us",
+    }
+    assert us["spec"] == {
+        "clusterName": "gke-us",
+        "replicas": 1,
+        "nodes": 2,
+        "gpusPerNode": 8,
+        "nodePool": "h100",
+        "nodeSelector": H100["nodeSelector"],
+        "tolerations": H100["tolerations"],
+        "modelCacheRef": {"name": "kimi-k2"},
+        "engine": {**engine, "port": 8000},  # the XRD's defaults, resolved
+        "rollout": xr["spec"]["rollout"],
+        "gang": xr["spec"]["gang"],
+        "placement": xr["spec"]["placement"],
+    }
+    assert composed["replica-gke-b"]["spec"]["replicas"] == 2  # ties: by name
+
+
+def test_scale_down_removes_from_the_most_loaded_cluster_first():
+    clusters = [inference_cluster(n) for n in ("a", "b", "c")]
+    xr = deployment(replicas=4)
+    four = desired_resources(schedule(xr, clusters))
+    assert placement(schedule(xr, clusters, observed=four)) == {"a": 2, "b": 1, "c": 1}
+    xr["spec"]["replicas"] = 3
+    three = schedule(xr, clusters, observed=four)
+    assert placement(three) == {"a": 1, "b": 1, "c": 1}
+    xr["spec"]["replicas"] = 1
+    one = schedule(xr, clusters, observed=desired_resources(three))
+    assert placement(one) == {"a": 1}  # ties: the last by name goes first
+
+
+def test_a_placed_replica_is_not_moved_when_a_better_cluster_appears():
+    xr = deployment(replicas=1)
+    placed = desired_resources(schedule(xr, [inference_cluster("b")]))
+    rsp = schedule(xr, [inference_cluster("a"), inference_cluster("b")], observed=placed)
+    assert placement(rsp) == {"b": 1}

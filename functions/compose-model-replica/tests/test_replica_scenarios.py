@@ -585,3 +585,24 @@ def test_custom_single_node_runs_exactly_the_users_command():
         "template"
     ]["spec"]["containers"][0]
     assert (c["command"], c["args"]) == (["/serve", "--listen=:9000"], ["-v"])
+
+
+@pytest.mark.parametrize(("nodes", "kind"), [(1, "Deployment"), (2, "LeaderWorkerSet")])
+def test_workload_objects_land_in_the_clusters_namespace_and_are_ready_when_available(nodes, kind):
+    composed = desired_resources(run(replica(nodes=nodes), cache=model_cache("Ready")))
+    assert set(composed) == {WORKLOAD, SERVICE}
+    for key, obj in composed.items():
+        assert (obj["apiVersion"], obj["kind"]) == ("kubernetes.m.crossplane.io/v1alpha1", "Object")
+        assert obj["spec"]["providerConfigRef"] == {
+            "kind": "ClusterProviderConfig",
+            "name": "gke-us",
+        }
+        manifest = obj["spec"]["forProvider"]["manifest"]
+        assert manifest["metadata"]["namespace"] == "modelfleet", key
+        assert manifest["metadata"]["labels"]["modelfleet.io/modelreplica"] == "kimi-k2-gke-us"
+        assert manifest["metadata"]["labels"]["modelfleet.io/namespace"] == "ml-team"
+    workload_obj = composed[WORKLOAD]
+    assert workload_obj["spec"]["forProvider"]["manifest"]["kind"] == kind
+    readiness = workload_obj["spec"]["readiness"]
+    assert readiness["policy"] == "DeriveFromCelQuery"
+    assert "c.type == 'Available' && c.status == 'True'" in readiness["celQuery"]
