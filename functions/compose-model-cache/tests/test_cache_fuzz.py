@@ -7,6 +7,7 @@ from compose_model_cache.core import resource_keys
 from hypothesis import given
 from hypothesis import strategies as st
 from modelfleet_devtools.fuzz import crashed, mutate, says_something
+from modelfleet_devtools.requests import desired_status
 from modelfleet_devtools.world import inference_cluster, observed_object
 
 CLUSTERS = [inference_cluster("gke-us"), inference_cluster("gke-eu")]
@@ -17,6 +18,16 @@ CLAIMS = [resource_keys(c["metadata"]["name"])[0] for c in CLUSTERS]
 JOBS = {resource_keys(c["metadata"]["name"])[2]: c["metadata"]["name"] for c in CLUSTERS}
 
 
+def assert_sound_status(rsp):
+    """Every matched cluster has a row with a known phase; the summary counts them."""
+    status = desired_status(rsp)
+    phases = [r["phase"] for r in status["clusters"]]
+    assert set(phases) <= {"Pending", "Hydrating", "Ready", "Failed"}
+    assert status["summary"]["ready"] == f"{phases.count('Ready')}/{len(phases)}"
+    for row in status["clusters"]:
+        assert row["phase"] == "Ready" or row.get("message"), f"{row['name']}: no why"
+
+
 @given(st.data())
 def test_random_specs_never_crash_and_never_go_silent(data):
     xr = copy.deepcopy(XR)
@@ -24,8 +35,14 @@ def test_random_specs_never_crash_and_never_go_silent(data):
     rsp = reconcile(xr, CLUSTERS, OBSERVED, validate=False)
     assert not crashed(rsp)
     assert says_something(rsp)
+    desired = desired_resources(rsp)
     if any(c.reason == "InvalidSpec" for c in rsp.conditions):
-        assert set(desired_resources(rsp)) == set(OBSERVED), "an invalid spec keeps everything"
+        assert set(desired) == set(OBSERVED), "an invalid spec keeps everything"
+        return
+    assert_sound_status(rsp)
+    for cluster in rows(rsp):  # still matched under the new spec: its claim stays
+        claim = resource_keys(cluster)[0]
+        assert claim in desired, f"{claim} dropped while {cluster} still matches"
 
 
 @given(st.data())
@@ -39,9 +56,15 @@ def test_a_flapping_half_observed_world_never_drops_a_claim(data):
         for k, v in OBSERVED.items()
         if data.draw(st.booleans())
     }
-    rsp = reconcile(XR, clusters, observed, validate=False)
+    unresolved = data.draw(st.booleans())
+    rsp = reconcile(XR, None if unresolved else clusters, observed, validate=False)
     assert not crashed(rsp)
     desired = desired_resources(rsp)
+    if unresolved:
+        assert set(desired) == set(observed), "an unresolved requirement keeps everything"
+        return
+    assert_sound_status(rsp)
+    assert set(rows(rsp)) == {c["metadata"]["name"] for c in CLUSTERS}, "both still match"
     for claim in CLAIMS:
         if claim in observed:
             assert claim in desired, f"{claim} dropped while its cluster still matches"
