@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 from compose_model_replica.core import SERVICE, WORKLOAD
-from compose_model_replica.engines import LEADER_SCRIPT
+from compose_model_replica.engines import LEADER_SCRIPT, WORKER_SCRIPT
 from compose_model_replica.fn import CACHE, CLUSTER, run_function
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.runner import SafeRunner
@@ -173,7 +173,14 @@ def test_every_gang_pod_gets_gpus_shared_memory_pool_placement_and_identity_firs
     leader = pod_templates(lws)["leader"]["spec"]["containers"][0]
     assert "--tensor-parallel-size=8" in leader["args"]
     worker = pod_templates(lws)["worker"]["spec"]["containers"][0]
-    assert worker["command"] == ["ray", "start", "--address=$(LWS_LEADER_ADDRESS):6379", "--block"]
+    assert worker["command"] == [
+        "/bin/sh",
+        "-c",
+        WORKER_SCRIPT,
+        "modelfleet-worker",
+        "$(LWS_LEADER_ADDRESS):6379",
+    ]
+    assert "ray start" in WORKER_SCRIPT and "--block" in WORKER_SCRIPT
 
 
 def test_single_node_vllm_is_a_deployment_with_tensor_parallel_and_the_cache():
@@ -606,3 +613,43 @@ def test_workload_objects_land_in_the_clusters_namespace_and_are_ready_when_avai
     readiness = workload_obj["spec"]["readiness"]
     assert readiness["policy"] == "DeriveFromCelQuery"
     assert "c.type == 'Available' && c.status == 'True'" in readiness["celQuery"]
+
+
+def probes(lws: dict[str, Any]) -> dict[str, Any]:
+    return {
+        role: pod["spec"]["containers"][0].get("readinessProbe")
+        for role, pod in pod_templates(lws).items()
+    }
+
+
+def test_a_vllm_gang_started_leader_first_cannot_deadlock():
+    # LeaderReady creates workers only once the leader is Ready, and a vLLM leader serves
+    # only once its workers joined: the leader is Ready when its Ray head is up, and the
+    # workers are Ready only while the leader serves, so Available still means serving.
+    gang = {"startupPolicy": "LeaderReady", "restartPolicy": "RecreateGroupOnPodRestart"}
+    lws = workload(run(replica(nodes=2, gang=gang), cache=model_cache("Ready")))
+    assert lws["spec"]["startupPolicy"] == "LeaderReady"
+    leader, worker = probes(lws)["leader"], probes(lws)["worker"]
+    assert leader["tcpSocket"]["port"] == 6379
+    assert worker["exec"]["command"][:2] == ["python3", "-c"]
+    assert worker["exec"]["command"][-1] == "8000"  # the serving port, as an argument
+    assert "LWS_LEADER_ADDRESS" in worker["exec"]["command"][2]
+
+
+@pytest.mark.parametrize(
+    ("engine", "startup"),
+    [
+        ({"framework": "vLLM"}, "LeaderCreated"),
+        ({"framework": "Custom", "command": ["/serve"]}, "LeaderReady"),
+        ({"framework": "Custom", "command": ["/serve"]}, "LeaderCreated"),
+    ],
+    ids=["vLLM started together", "Custom leader first", "Custom started together"],
+)
+def test_other_gangs_are_ready_when_the_leader_serves(engine, startup):
+    xr = replica(nodes=2, engine={**engine, "port": 9000}, gang={"startupPolicy": startup})
+    lws = workload(run(xr, cache=model_cache("Ready")))
+    assert lws["spec"]["startupPolicy"] == startup
+    assert probes(lws) == {
+        "leader": {"tcpSocket": {"port": 9000}, "periodSeconds": 10, "failureThreshold": 3},
+        "worker": None,
+    }

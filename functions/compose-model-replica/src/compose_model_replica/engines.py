@@ -10,10 +10,13 @@ from typing import Any
 
 from modelfleet_contracts.mounts import MODEL_MOUNT_PATH
 
+from compose_model_replica.probes import RAY_PORT
+
 VLLM_SERVER = ["python3", "-m", "vllm.entrypoints.openai.api_server"]
-RAY_PORT = 6379
 # Starts the Ray head, then serves with the arguments it was given.
 LEADER_SCRIPT = f'ray start --head --port={RAY_PORT} && exec "$@"'
+# Joins the Ray head at $1 and blocks; retries until the head accepts the worker.
+WORKER_SCRIPT = 'until ray start --address="$1" --block; do sleep 5; done'
 
 
 @dataclass(frozen=True)
@@ -66,7 +69,14 @@ def engine_commands(
     return Commands(
         command=["/bin/sh", "-c", LEADER_SCRIPT, "modelfleet-leader"],
         args=[*VLLM_SERVER, *args],
-        # Workers join the leader's Ray head and block; Kubernetes expands $(VAR).
-        worker_command=["ray", "start", f"--address=$(LWS_LEADER_ADDRESS):{RAY_PORT}", "--block"],
+        # Workers join the leader's Ray head and block, retrying while the head is not up
+        # yet (LeaderCreated starts them together). Kubernetes expands $(VAR) in argv.
+        worker_command=[
+            "/bin/sh",
+            "-c",
+            WORKER_SCRIPT,
+            "modelfleet-worker",
+            f"$(LWS_LEADER_ADDRESS):{RAY_PORT}",
+        ],
         worker_args=[],
     )

@@ -36,6 +36,7 @@ def engine_pod(
     claim_name: str | None,
     cache_path: str | None = None,
     serving: bool,
+    readiness_probe: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A pod template. `serving`: the pod answers requests (single node or leader).
 
@@ -77,11 +78,8 @@ def engine_pod(
         container["args"] = args
     if serving:
         container["ports"] = [{"name": "http", "containerPort": port}]
-        container["readinessProbe"] = {
-            "tcpSocket": {"port": port},
-            "periodSeconds": 10,
-            "failureThreshold": 3,
-        }
+    if readiness_probe:
+        container["readinessProbe"] = readiness_probe
     pod: dict[str, Any] = {"containers": [container], "volumes": volumes}
     if spec.get("nodeSelector"):
         pod["nodeSelector"] = dict(spec["nodeSelector"])

@@ -8,6 +8,7 @@ from modelfleet_contracts.objects import AVAILABLE, kubernetes_object
 
 from compose_model_replica.engines import engine_commands
 from compose_model_replica.pods import LWS_WORKER_INDEX_LABEL, engine_pod
+from compose_model_replica.probes import readiness_probes
 
 EXCLUSIVE_TOPOLOGY = "leaderworkerset.sigs.k8s.io/exclusive-topology"
 
@@ -28,6 +29,9 @@ def workload_manifest(
         spec.get("engine") or {}, cache_path=cache_path, gpus=gpus, nodes=nodes
     )
     selector = {**labels, "modelfleet.io/workload": name}
+    serving_probe, worker_probe = readiness_probes(
+        spec, int((spec.get("engine") or {}).get("port") or 8000)
+    )
     leader = engine_pod(
         spec,
         labels=selector,
@@ -36,6 +40,7 @@ def workload_manifest(
         claim_name=claim_name,
         cache_path=cache_path,
         serving=True,
+        readiness_probe=serving_probe,
     )
     metadata: dict[str, Any] = {"name": name, "namespace": namespace, "labels": dict(labels)}
     if nodes == 1:
@@ -57,6 +62,7 @@ def workload_manifest(
         claim_name=claim_name,
         cache_path=cache_path,
         serving=False,
+        readiness_probe=worker_probe,
     )
     topology = (spec.get("placement") or {}).get("exclusiveTopology")
     if topology:
