@@ -1,0 +1,97 @@
+"""The hydrator's S3 path with an in-memory bucket standing in for boto3 (not installed here):
+files land under the fingerprint, a re-run fetches nothing, an interrupted run resumes."""
+
+import sys
+import types
+from pathlib import Path
+
+import pytest
+from compose_model_cache.hydrator import hydrate
+
+FINGERPRINT = "0123456789ab"
+BUCKET = {
+    "qwen/config.json": b"{}",
+    "qwen/model.safetensors": b"w" * 4096,
+    "qwen/sub/tokenizer.json": b'{"v": 1}',
+    "qwen/": b"",  # a "folder" placeholder object
+    "other/secret.txt": b"not under the prefix",
+}
+
+
+class FakeS3:
+    def __init__(self, fail_on: str | None = None) -> None:
+        self.fetched: list[str] = []
+        self.fail_on = fail_on
+
+    def get_paginator(self, name: str):
+        assert name == "list_objects_v2"
+
+        class Paginator:
+            def paginate(self, Bucket: str, Prefix: str):
+                assert Bucket == "models"
+                keys = sorted(k for k in BUCKET if k.startswith(Prefix))
+                yield {"Contents": [{"Key": k, "Size": len(BUCKET[k])} for k in keys[:2]]}
+                yield {"Contents": [{"Key": k, "Size": len(BUCKET[k])} for k in keys[2:]]}
+
+        return Paginator()
+
+    def download_file(self, bucket: str, key: str, filename: str) -> None:
+        if key == self.fail_on:
+            self.fail_on = None
+            Path(filename).write_bytes(BUCKET[key][:10])  # a partial write, then the pod dies
+            raise ConnectionError("connection reset")
+        self.fetched.append(key)
+        Path(filename).write_bytes(BUCKET[key])
+
+
+@pytest.fixture
+def s3(monkeypatch):
+    client = FakeS3()
+    monkeypatch.setitem(sys.modules, "boto3", types.SimpleNamespace(client=lambda _: client))
+    return client
+
+
+def run(cache: Path) -> int:
+    return hydrate.main(
+        [
+            f"--cache-dir={cache}",
+            f"--fingerprint={FINGERPRINT}",
+            "--source=S3",
+            "--uri=s3://models/qwen/",
+        ]
+    )
+
+
+def staged_files(directory: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(directory)): p.read_bytes()
+        for p in directory.rglob("*")
+        if p.is_file() and p.name != hydrate.MARKER
+    }
+
+
+def test_objects_under_the_prefix_land_under_the_fingerprint(s3, tmp_path):
+    assert run(tmp_path) == 0
+    assert staged_files(tmp_path / FINGERPRINT) == {
+        "config.json": b"{}",
+        "model.safetensors": b"w" * 4096,
+        "sub/tokenizer.json": b'{"v": 1}',
+    }
+    assert (tmp_path / FINGERPRINT / hydrate.MARKER).is_file()
+
+
+def test_a_second_run_fetches_nothing(s3, tmp_path):
+    assert run(tmp_path) == 0
+    s3.fetched.clear()
+    assert run(tmp_path) == 0
+    assert s3.fetched == []
+
+
+def test_an_interrupted_run_resumes_with_the_missing_objects_only(s3, tmp_path):
+    s3.fail_on = "qwen/model.safetensors"
+    assert run(tmp_path) == 1
+    assert not (tmp_path / FINGERPRINT).exists(), "nothing half-done is served"
+    s3.fetched.clear()
+    assert run(tmp_path) == 0
+    assert s3.fetched == ["qwen/model.safetensors", "qwen/sub/tokenizer.json"]
+    assert staged_files(tmp_path / FINGERPRINT)["model.safetensors"] == b"w" * 4096
