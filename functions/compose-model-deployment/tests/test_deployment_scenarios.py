@@ -3,8 +3,21 @@
 import pytest
 from compose_model_deployment.eligibility import SHARED_STORAGE_MESSAGE
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from deployment_world import cache_on, deployment, other_replica, placement, rows, schedule
-from modelfleet_devtools.requests import conditions, desired_resources, desired_status
+from deployment_world import (
+    RUNNER,
+    cache_on,
+    deployment,
+    other_replica,
+    placement,
+    rows,
+    schedule,
+)
+from modelfleet_devtools.requests import (
+    conditions,
+    desired_resources,
+    desired_status,
+    run_function_request,
+)
 from modelfleet_devtools.validation import assert_valid
 from modelfleet_devtools.world import H100, inference_cluster
 
@@ -113,16 +126,29 @@ def test_no_matching_cluster():
     assert rsp.desired.composite.ready == fnv1.READY_FALSE
 
 
-def test_unresolved_requirements_keep_every_replica():
-    from compose_model_deployment.fn import run_function  # noqa: F401
-    from modelfleet_devtools.requests import run_function_request
-
-    xr = deployment(replicas=2)
-    placed = desired_resources(schedule(xr, [RWX]))
-    from deployment_world import RUNNER
-
-    rsp = RUNNER.run(run_function_request(xr, observed=placed))
-    assert set(desired_resources(rsp)) == set(placed)
+@pytest.mark.parametrize(
+    "unresolved",
+    [
+        ("inference-clusters", "model-cache", "model-replicas"),
+        ("inference-clusters",),
+        ("model-cache",),
+        ("model-replicas",),
+    ],
+    ids=["nothing resolved yet", "clusters", "cache", "other replicas"],
+)
+def test_unresolved_inputs_keep_every_replica_as_it_is(unresolved):
+    xr = deployment(replicas=2, modelCacheRef={"name": "kimi-k2"})
+    placed = desired_resources(schedule(xr, [RWX], cache=cache_on("gke-us")))
+    required = {
+        "inference-clusters": [RWX],
+        "model-cache": [cache_on("gke-us")],
+        "model-replicas": [],
+    }
+    for name in unresolved:
+        del required[name]
+    rsp = RUNNER.run(run_function_request(xr, observed=placed, required=required))
+    assert desired_resources(rsp) == placed
+    assert rsp.desired.composite.ready == fnv1.READY_FALSE
 
 
 @pytest.mark.parametrize(
@@ -242,3 +268,23 @@ def test_a_placed_replica_is_not_moved_when_a_better_cluster_appears():
     placed = desired_resources(schedule(xr, [inference_cluster("b")]))
     rsp = schedule(xr, [inference_cluster("a"), inference_cluster("b")], observed=placed)
     assert placement(rsp) == {"b": 1}
+
+
+def test_the_scheduler_asks_for_clusters_by_selector_the_cache_here_and_every_replica():
+    xr = deployment(
+        modelCacheRef={"name": "kimi-k2"},
+        clusterSelector={"matchLabels": {"modelfleet.io/region": "us"}},
+    )
+    wanted = RUNNER.run(run_function_request(xr)).requirements.resources  # first call
+    clusters, cache, replicas = (
+        wanted["inference-clusters"],
+        wanted["model-cache"],
+        wanted["model-replicas"],
+    )
+    assert (clusters.kind, dict(clusters.match_labels.labels)) == (
+        "InferenceCluster",
+        {"modelfleet.io/region": "us"},
+    )
+    assert (cache.kind, cache.match_name, cache.namespace) == ("ModelCache", "kimi-k2", "ml-team")
+    # Capacity is shared by every team: replicas in all namespaces.
+    assert (replicas.kind, replicas.HasField("namespace")) == ("ModelReplica", False)

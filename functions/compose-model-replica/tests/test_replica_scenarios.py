@@ -653,3 +653,13 @@ def test_other_gangs_are_ready_when_the_leader_serves(engine, startup):
         "leader": {"tcpSocket": {"port": 9000}, "periodSeconds": 10, "failureThreshold": 3},
         "worker": None,
     }
+
+
+def test_a_replica_asks_for_its_cluster_by_name_and_its_cache_in_its_namespace():
+    wanted = RUNNER.run(run_function_request(replica(nodes=2))).requirements.resources
+    cluster, cache = wanted[CLUSTER], wanted[CACHE]
+    assert (cluster.kind, cluster.match_name) == ("InferenceCluster", "gke-us")
+    assert (cache.kind, cache.match_name, cache.namespace) == ("ModelCache", "kimi-k2", "ml-team")
+    assert (
+        CACHE not in RUNNER.run(run_function_request(replica(cache=False))).requirements.resources
+    )
