@@ -4,10 +4,11 @@ import copy
 
 from compose_model_replica.core import WORKLOAD
 from compose_model_replica.fn import CACHE, CLUSTER
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from hypothesis import given
 from hypothesis import strategies as st
 from modelfleet_devtools.fuzz import crashed, mutate, says_something
-from modelfleet_devtools.requests import desired_resources, run_function_request
+from modelfleet_devtools.requests import desired_resources, desired_status, run_function_request
 from modelfleet_devtools.world import inference_cluster, observed_object
 from test_replica_scenarios import RUNNER, model_cache, replica
 
@@ -39,3 +40,25 @@ def test_a_flapping_world_never_drops_the_running_workload(data):
     rsp = RUNNER.run(run_function_request(XR, observed=observed, required=required))
     assert not crashed(rsp)
     assert WORKLOAD in desired_resources(rsp)
+
+
+PHASES = {"WaitingForCluster", "WaitingForCache", "Progressing", "Ready", "Degraded", "Failed"}
+
+
+@given(st.data(), st.sampled_from(["Pending", "Hydrating", "Ready", "Failed"]), st.booleans())
+def test_any_observed_state_gives_one_of_the_six_phases(data, cache_phase, composed_before):
+    observed = (
+        {k: v | {"status": mutate(data, v["status"])} for k, v in OBSERVED.items()}
+        if composed_before
+        else {}
+    )
+    required = {CLUSTER: [mutate(data, CLUSTER_OBJ)], CACHE: [model_cache(cache_phase)]}
+    rsp = RUNNER.run(run_function_request(XR, observed=observed, required=required))
+    assert not crashed(rsp)
+    status = desired_status(rsp)
+    assert status["phase"] in PHASES
+    assert (rsp.desired.composite.ready == fnv1.READY_TRUE) == (status["phase"] == "Ready")
+    if composed_before:
+        assert WORKLOAD in desired_resources(rsp)  # never torn down by what it observes
+    elif cache_phase != "Ready":
+        assert desired_resources(rsp) == {}  # no GPU held while weights are not there
