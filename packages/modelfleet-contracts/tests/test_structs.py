@@ -1,0 +1,92 @@
+"""structs: the fast Struct conversions give exactly what the SDK's converters give, and the
+reduced readers leave out only what no function reads."""
+
+from typing import Any
+
+from crossplane.function import resource
+from google.protobuf import struct_pb2
+from hypothesis import given
+from hypothesis import strategies as st
+from modelfleet_contracts import structs
+
+scalars = st.none() | st.booleans() | st.text(max_size=8) | st.integers(-(2**40), 2**40)
+json_values = st.recursive(
+    scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+objects = st.dictionaries(st.text(max_size=6), json_values, max_size=5)
+
+
+def struct_of(data: dict[str, Any]) -> struct_pb2.Struct:
+    s = struct_pb2.Struct()
+    s.update(data)
+    return s
+
+
+@given(objects)
+def test_to_dict_is_the_sdk_conversion(data):
+    s = struct_of(data)
+    assert structs.to_dict(s) == resource.struct_to_dict(s)
+
+
+@given(objects, objects)
+def test_update_is_struct_update_including_replacing_nested_values(first, second):
+    expected, actual = struct_of(first), struct_of(first)
+    expected.update(second)
+    structs.update(actual, second)
+    assert actual == expected
+
+
+OBSERVED_JOB = {
+    "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+    "kind": "Object",
+    "metadata": {"name": "gke-us-hydrate", "uid": "u1", "managedFields": [{"manager": "x"}]},
+    "spec": {"forProvider": {"manifest": {"kind": "Job", "spec": {"backoffLimit": 3}}}},
+    "status": {
+        "conditions": [{"type": "Ready", "status": "True"}],
+        "atProvider": {
+            "manifest": {
+                "kind": "Job",
+                "metadata": {"managedFields": [{"manager": "kube"}]},
+                "spec": {"backoffLimit": 3, "template": {}},
+                "status": {"succeeded": 1},
+            }
+        },
+    },
+}
+
+
+def test_observed_object_keeps_what_functions_read_and_drops_the_echo():
+    seen = structs.observed_object(struct_of(OBSERVED_JOB))
+    assert seen["spec"] == resource.struct_to_dict(struct_of(OBSERVED_JOB))["spec"]
+    assert seen["status"]["conditions"] == [{"type": "Ready", "status": "True"}]
+    assert seen["status"]["atProvider"] == {"manifest": {"status": {"succeeded": 1.0}}}
+    assert seen["metadata"] == {"name": "gke-us-hydrate", "uid": "u1"}
+
+
+def test_observed_object_of_a_non_object_resource_is_converted_as_is():
+    replica = {"kind": "ModelReplica", "spec": {"replicas": 2}, "status": {"phase": "Ready"}}
+    assert structs.observed_object(struct_of(replica)) == resource.struct_to_dict(
+        struct_of(replica)
+    )
+
+
+def test_with_named_rows_keeps_only_the_named_row():
+    cache = {
+        "metadata": {"name": "kimi-k2"},
+        "status": {
+            "summary": {"ready": "2/3"},
+            "clusters": [{"name": "a", "phase": "Ready"}, {"name": "b"}, "junk", {"phase": "x"}],
+        },
+    }
+    got = structs.with_named_rows(struct_of(cache), ("status", "clusters"), "b")
+    assert got == {
+        "metadata": {"name": "kimi-k2"},
+        "status": {"summary": {"ready": "2/3"}, "clusters": [{"name": "b"}]},
+    }
+    # A malformed shape along the path is converted as it is, never raises.
+    odd = struct_of({"status": "broken"})
+    assert structs.with_named_rows(odd, ("status", "clusters"), "b") == {"status": "broken"}

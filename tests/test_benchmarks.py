@@ -1,0 +1,38 @@
+"""The benchmark scripts stay runnable: each one's request builder produces, at its smallest
+size, the steady state it claims to measure (the builders stop unless the function reports
+the composite Ready). Not timed: performance is measured by running the scripts."""
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPTS = sorted(ROOT.glob("functions/*/benchmarks/bench_*.py"))
+
+
+def load(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"benchmark_{path.stem}", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_function_has_a_benchmark():
+    functions = {p.name for p in (ROOT / "functions").iterdir() if (p / "pyproject.toml").exists()}
+    assert {p.parents[1].name for p in SCRIPTS} == functions
+
+
+@pytest.mark.parametrize("path", SCRIPTS, ids=lambda p: p.parents[1].name)
+def test_request_builder_reaches_the_measured_state_at_size_one(path: Path):
+    bench = load(path)
+    req = bench.build_request(1)
+    assert isinstance(req, fnv1.RunFunctionRequest)
+    rsp = bench.RUNNER.run(req)
+    assert rsp.desired.composite.ready == fnv1.READY_TRUE
+    assert not [c for c in rsp.conditions if c.type == "FunctionError"]
