@@ -288,3 +288,10 @@ def test_the_scheduler_asks_for_clusters_by_selector_the_cache_here_and_every_re
     assert (cache.kind, cache.match_name, cache.namespace) == ("ModelCache", "kimi-k2", "ml-team")
     # Capacity is shared by every team: replicas in all namespaces.
     assert (replicas.kind, replicas.HasField("namespace")) == ("ModelReplica", False)
+
+
+def test_clusters_whose_names_differ_only_by_a_dot_get_a_replica_each():
+    clusters = [inference_cluster("gke.us"), inference_cluster("gke-us")]
+    rsp = schedule(deployment(replicas=2), clusters)
+    assert placement(rsp) == {"gke.us": 1, "gke-us": 1}
+    assert "replica-gke-us" in desired_resources(rsp)  # plain names keep their stable key

@@ -663,3 +663,9 @@ def test_a_replica_asks_for_its_cluster_by_name_and_its_cache_in_its_namespace()
     assert (
         CACHE not in RUNNER.run(run_function_request(replica(cache=False))).requirements.resources
     )
+
+
+def test_a_replica_placed_with_zero_gpus_per_node_claims_no_gpu():
+    rsp = run(replica(nodes=1, gpusPerNode=0), cache=model_cache("Ready"))
+    container = workload(rsp)["spec"]["template"]["spec"]["containers"][0]
+    assert "nvidia.com/gpu" not in container.get("resources", {}).get("limits", {})

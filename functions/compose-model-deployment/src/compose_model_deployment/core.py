@@ -4,6 +4,7 @@ Inputs that are unresolved or missing hold the placement as it is (the observed
 ModelReplicas are kept) and say why; they never remove a replica.
 """
 
+import re
 from typing import Any
 
 from modelfleet_contracts.api import API_VERSION, MODEL_DEPLOYMENT, MODEL_REPLICA
@@ -21,6 +22,7 @@ from compose_model_deployment.eligibility import Candidate, Rejection, evaluate_
 from compose_model_deployment.placement import place
 from compose_model_deployment.replicas import PlacedReplica, read_replica
 
+_PLAIN_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 # False for these means work under way: a Normal event, not a Warning.
 PROGRESS_REASONS = frozenset({"Progressing", "Hydrating"})
 
@@ -40,7 +42,11 @@ def parse_spec(raw: Any) -> tuple[dict[str, Any], str | None]:
 
 
 def replica_key(cluster: str) -> str:
-    return composed_key("replica", cluster)
+    """The composition-resource-name of the ModelReplica on `cluster`. InferenceCluster
+    names may contain dots; those get a hashed key so `a.b` and `a-b` never share one."""
+    if _PLAIN_NAME.fullmatch(cluster):
+        return composed_key("replica", cluster)
+    return remote_name("replica", cluster)
 
 
 def _hold(condition: Status) -> Outcome:

@@ -9,6 +9,12 @@ SHM_VOLUME = "dshm"
 LWS_WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
 
 
+def gpus_per_node(spec: dict[str, Any]) -> int:
+    """GPUs each engine pod claims: gpusPerNode as placed (0: none), 1 when absent."""
+    value = spec.get("gpusPerNode")
+    return 1 if value is None else max(0, int(value))
+
+
 def identity_env(nodes: int) -> list[dict[str, Any]]:
     """MODELFLEET_* aliases: the same names whether the pod is alone or in a gang."""
     if nodes > 1:
@@ -43,7 +49,7 @@ def engine_pod(
     The claim is mounted with the cache's path as subPath, so /mnt/models holds exactly
     this cache's current weights (not other caches sharing a claim, nor older copies)."""
     engine = spec.get("engine") or {}
-    gpus = int(spec.get("gpusPerNode") or 1)
+    gpus = gpus_per_node(spec)
     port = int(engine.get("port") or 8000)
     mounts: list[dict[str, Any]] = [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}]
     volumes: list[dict[str, Any]] = [{"name": SHM_VOLUME, "emptyDir": {"medium": "Memory"}}]
@@ -66,12 +72,13 @@ def engine_pod(
         "name": "engine",
         "image": engine.get("image") or "vllm/vllm-openai:v0.11.0",
         "env": identity_env(int(spec.get("nodes") or 1)) + list(engine.get("env") or []),
-        "resources": {
-            "limits": {"nvidia.com/gpu": str(gpus)},
-            "requests": {"nvidia.com/gpu": str(gpus)},
-        },
         "volumeMounts": mounts,
     }
+    if gpus:
+        container["resources"] = {
+            "limits": {"nvidia.com/gpu": str(gpus)},
+            "requests": {"nvidia.com/gpu": str(gpus)},
+        }
     if command:
         container["command"] = command
     if args:

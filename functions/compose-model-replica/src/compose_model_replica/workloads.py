@@ -7,7 +7,7 @@ from modelfleet_contracts.api import LWS_API_VERSION, LWS_KIND
 from modelfleet_contracts.objects import AVAILABLE, kubernetes_object
 
 from compose_model_replica.engines import engine_commands
-from compose_model_replica.pods import LWS_WORKER_INDEX_LABEL, engine_pod
+from compose_model_replica.pods import LWS_WORKER_INDEX_LABEL, engine_pod, gpus_per_node
 from compose_model_replica.probes import readiness_probes
 
 EXCLUSIVE_TOPOLOGY = "leaderworkerset.sigs.k8s.io/exclusive-topology"
@@ -23,7 +23,7 @@ def workload_manifest(
     cache_path: str | None,
 ) -> dict[str, Any]:
     nodes = int(spec.get("nodes") or 1)
-    gpus = int(spec.get("gpusPerNode") or 1)
+    gpus = max(1, gpus_per_node(spec))  # tensor parallelism of at least one device
     replicas = int(spec.get("replicas") or 0)
     commands = engine_commands(
         spec.get("engine") or {}, cache_path=cache_path, gpus=gpus, nodes=nodes
