@@ -1,6 +1,7 @@
 """What a ModelCache composes on one cluster: the claim, the token Secret, the hydration Job."""
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from modelfleet_contracts.api import MODEL_CACHE
@@ -26,7 +27,8 @@ S3_CREDENTIAL_KEYS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
 
 @dataclass(frozen=True)
 class CacheRef:
-    """The ModelCache being composed, as the names and paths every cluster shares."""
+    """The ModelCache being composed, as the names and paths every cluster shares (derived
+    names are computed once per reconcile, not once per cluster: they hash)."""
 
     name: str
     namespace: str
@@ -37,17 +39,17 @@ class CacheRef:
     def existing_claim(self) -> str | None:
         return (self.spec.get("storage") or {}).get("existingClaimName") or None
 
-    @property
+    @cached_property
     def claim_name(self) -> str:
         return self.existing_claim or cache_claim_name(self.namespace, self.name)
 
-    @property
+    @cached_property
     def cache_subdir(self) -> str:
         """Where this cache's copies live inside the claim: a claim we manage is the
         cache's own; a shared, user-provided claim gets one directory per cache."""
         return cache_claim_name(self.namespace, self.name) if self.existing_claim else ""
 
-    @property
+    @cached_property
     def path(self) -> str:
         """The weights' sub-path inside the claim (what consumers mount)."""
         return "/".join(p for p in (self.cache_subdir, self.fingerprint) if p)
@@ -58,11 +60,11 @@ class CacheRef:
             return (self.spec.get("s3") or {}).get("credentialsSecretRef")
         return (self.spec.get("huggingFace") or {}).get("tokenSecretRef")
 
-    @property
+    @cached_property
     def secret_name(self) -> str:
         return remote_name("modelcache-creds", self.namespace, self.name)
 
-    @property
+    @cached_property
     def job_name(self) -> str:
         return remote_name("hydrate", self.namespace, self.name, self.fingerprint)
 
