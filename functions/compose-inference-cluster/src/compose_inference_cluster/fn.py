@@ -1,7 +1,8 @@
 """The gRPC edge of compose-inference-cluster."""
 
-from crossplane.function import request, resource, response
+from crossplane.function import request, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from modelfleet_contracts import structs
 from modelfleet_contracts.api import OBJECT_API_VERSION, PROVIDER_CONFIG_KIND
 from modelfleet_contracts.fields import mapping_at
 from modelfleet_contracts.outcome import apply_outcome
@@ -14,7 +15,7 @@ PROGRESS_REASONS = frozenset({"Creating", "Installing", "Resolving"})
 
 
 def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
-    xr = resource.struct_to_dict(req.observed.composite.resource)
+    xr = structs.to_dict(req.observed.composite.resource)
     named = mapping_at(mapping_at(xr, "spec"), "connection").get("providerConfigName")
     resolved = None
     if isinstance(named, str) and named:
@@ -24,8 +25,7 @@ def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) ->
         )
         if NAMED_PROVIDER_CONFIG in req.required_resources:
             resolved = request.get_required_resources(req, NAMED_PROVIDER_CONFIG)
-    observed = {
-        name: resource.struct_to_dict(r.resource) for name, r in req.observed.resources.items()
-    }
+    # Converted whole: the storage check reads the echoed StorageClass (atProvider.manifest).
+    observed = {name: structs.to_dict(r.resource) for name, r in req.observed.resources.items()}
     outcome = compose_cluster(xr, observed, resolved)
     apply_outcome(req, rsp, xr, outcome, progress_reasons=PROGRESS_REASONS)

@@ -41,14 +41,24 @@ class Row:
         return self.latency_ms / self.floor_ms if self.floor_ms else float("inf")
 
 
-def _median_ms(fn: Callable[[], object], repeats: int) -> float:
-    samples = []
+def _elapsed_ms(fn: Callable[[], object]) -> float:
+    gc.collect()
+    start = time.perf_counter()
+    fn()
+    return (time.perf_counter() - start) * 1000
+
+
+def _paired_medians_ms(
+    fn: Callable[[], object], floor: Callable[[], object], repeats: int
+) -> tuple[float, float]:
+    """Median latency of `fn` and of `floor`, sampled alternately so that both see the same
+    machine load (on a shared machine, timing one block after the other skews the ratio)."""
+    samples: list[float] = []
+    floor_samples: list[float] = []
     for _ in range(repeats):
-        gc.collect()
-        start = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - start) * 1000)
-    return statistics.median(samples)
+        samples.append(_elapsed_ms(fn))
+        floor_samples.append(_elapsed_ms(floor))
+    return statistics.median(samples), statistics.median(floor_samples)
 
 
 def _peak_mib(fn: Callable[[], object]) -> float:
@@ -77,14 +87,15 @@ def measure(
         fnv1.RunFunctionRequest.FromString(payload)
         return response.SerializeToString()
 
-    repeats = max(3, min(50, 2000 // max(size, 1)))
+    repeats = max(5, min(50, 2000 // max(size, 1)))
     function_call()  # warm caches and imports
+    latency_ms, floor_ms = _paired_medians_ms(function_call, floor_call, repeats)
     return Row(
         size=size,
         request_bytes=len(payload),
         response_bytes=response.ByteSize(),
-        latency_ms=_median_ms(function_call, repeats),
-        floor_ms=_median_ms(floor_call, repeats),
+        latency_ms=latency_ms,
+        floor_ms=floor_ms,
         peak_mib=_peak_mib(function_call),
         floor_peak_mib=_peak_mib(floor_call),
     )
