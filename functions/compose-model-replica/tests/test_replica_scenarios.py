@@ -81,11 +81,12 @@ def pod_templates(manifest):
 
 
 def cache_mount(pod: dict[str, Any]) -> tuple[str, str]:
-    """(claim, subPath) the engine container mounts at /mnt/models."""
+    """(claim mounted at /mnt/models, where the engine is told the weights are)."""
     container = pod["spec"]["containers"][0]
     mount = next(m for m in container["volumeMounts"] if m["mountPath"] == "/mnt/models")
     volume = next(v for v in pod["spec"]["volumes"] if v["name"] == mount["name"])
-    return volume["persistentVolumeClaim"]["claimName"], mount.get("subPath", "")
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    return volume["persistentVolumeClaim"]["claimName"], env["MODELFLEET_MODEL_PATH"]
 
 
 def available_gang(composed: dict[str, Any], groups: int = 1) -> dict[str, Any]:
@@ -124,9 +125,9 @@ def test_done_when_a_2_node_vllm_replica_waits_for_its_cache_then_serves_a_valid
     assert lws["kind"] == "LeaderWorkerSet"
     assert lws["spec"]["leaderWorkerTemplate"]["size"] == 2
     for role, pod in pod_templates(lws).items():
-        assert cache_mount(pod) == (CLAIM, "abc123def456"), role
+        assert cache_mount(pod) == (CLAIM, "/mnt/models/abc123def456"), role
     leader = pod_templates(lws)["leader"]["spec"]["containers"][0]
-    assert "--model=/mnt/models" in leader["args"]
+    assert "--model=/mnt/models/abc123def456" in leader["args"]
     assert "--pipeline-parallel-size=2" in leader["args"]
     service = composed[SERVICE]["spec"]["forProvider"]["manifest"]
     assert service["spec"]["selector"]["leaderworkerset.sigs.k8s.io/worker-index"] == "0"
@@ -168,6 +169,7 @@ def test_every_gang_pod_gets_gpus_shared_memory_pool_placement_and_identity_firs
             {"name": "MODELFLEET_LEADER_ADDRESS", "value": "$(LWS_LEADER_ADDRESS)"},
             {"name": "MODELFLEET_RANK", "value": "$(LWS_WORKER_INDEX)"},
             {"name": "MODELFLEET_GROUP_SIZE", "value": "$(LWS_GROUP_SIZE)"},
+            {"name": "MODELFLEET_MODEL_PATH", "value": "/mnt/models/abc123def456"},
             {"name": "A", "value": "1"},
         ], role
     leader = pod_templates(lws)["leader"]["spec"]["containers"][0]
@@ -188,8 +190,8 @@ def test_single_node_vllm_is_a_deployment_with_tensor_parallel_and_the_cache():
     deploy = workload(rsp)
     assert deploy["kind"] == "Deployment" and deploy["spec"]["replicas"] == 1
     c = deploy["spec"]["template"]["spec"]["containers"][0]
-    assert "--model=/mnt/models" in c["args"]
-    assert cache_mount(deploy["spec"]["template"]) == (CLAIM, "abc123def456")
+    assert "--model=/mnt/models/abc123def456" in c["args"]
+    assert cache_mount(deploy["spec"]["template"]) == (CLAIM, "/mnt/models/abc123def456")
     assert "--tensor-parallel-size=8" in c["args"]
     assert {e["name"]: e.get("value") for e in c["env"]}["MODELFLEET_GROUP_SIZE"] == "1"
 
@@ -455,9 +457,53 @@ def test_claim_and_path_come_from_the_cache_status_as_written():
     )
     pods = pod_templates(workload(run(replica(nodes=2), cache=cache)))
     assert {role: cache_mount(pod) for role, pod in pods.items()} == {
-        "leader": ("shared-models", "mc-x/f00d"),
-        "worker": ("shared-models", "mc-x/f00d"),
+        "leader": ("shared-models", "/mnt/models/mc-x/f00d"),
+        "worker": ("shared-models", "/mnt/models/mc-x/f00d"),
     }
+
+
+MODEL_PATHS = [
+    # (cache path in the status, engine, --model the server gets); the weights are always at
+    # /mnt/models/<path>, told to every engine as MODELFLEET_MODEL_PATH
+    pytest.param("abc123", {"framework": "vLLM"}, ["--model=/mnt/models/abc123"], id="managed"),
+    pytest.param(
+        "mc-x/f00d",
+        {"framework": "vLLM"},
+        ["--model=/mnt/models/mc-x/f00d"],
+        id="bring-your-own claim: per-cache sub-directory",
+    ),
+    pytest.param(
+        "abc123",
+        {"framework": "vLLM", "args": ["--model", "/mnt/models/abc123/snapshots/v2"]},
+        ["--model"],
+        id="the user's --model wins",
+    ),
+    pytest.param(
+        "abc123",
+        {"framework": "Custom", "command": ["/serve"]},
+        [],
+        id="Custom: nothing injected in argv, the path in env",
+    ),
+]
+
+
+@pytest.mark.parametrize(("path", "engine", "model_args"), MODEL_PATHS)
+def test_every_engine_pod_mounts_the_whole_claim_read_only_and_finds_the_weights_under_it(
+    path, engine, model_args
+):
+    cache = cache_status({"name": "gke-us", "phase": "Ready", "claimName": CLAIM, "path": path})
+    for nodes in (1, 2):
+        pods = pod_templates(workload(run(replica(nodes=nodes, engine=engine), cache=cache)))
+        for role, pod in pods.items():
+            container = pod["spec"]["containers"][0]
+            [mount] = [m for m in container["volumeMounts"] if m["name"] == "model-cache"]
+            assert mount == {"name": "model-cache", "mountPath": "/mnt/models", "readOnly": True}
+            assert cache_mount(pod) == (CLAIM, f"/mnt/models/{path}"), role
+            names = [e["name"] for e in container["env"]]
+            assert names.index("MODELFLEET_MODEL_PATH") == 3, role  # after identity, before user
+        serving = pods.get("single", pods.get("leader"))["spec"]["containers"][0]
+        argv = serving.get("command", []) + serving.get("args", [])
+        assert [a for a in argv if a.startswith("--model")] == model_args
 
 
 def test_single_node_identity_is_the_pod_itself_rank_0_of_a_group_of_1():
@@ -471,6 +517,7 @@ def test_single_node_identity_is_the_pod_itself_rank_0_of_a_group_of_1():
         },
         {"name": "MODELFLEET_RANK", "value": "0"},
         {"name": "MODELFLEET_GROUP_SIZE", "value": "1"},
+        {"name": "MODELFLEET_MODEL_PATH", "value": "/mnt/models/abc123def456"},
         {"name": "A", "value": "1"},
     ]
 

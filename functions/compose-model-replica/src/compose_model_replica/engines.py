@@ -8,7 +8,7 @@ the serving arguments as positional parameters ("$@"), never as text.
 from dataclasses import dataclass
 from typing import Any
 
-from modelfleet_contracts.mounts import MODEL_MOUNT_PATH
+from modelfleet_contracts.mounts import mounted_model_path
 
 from compose_model_replica.probes import RAY_PORT
 
@@ -61,8 +61,8 @@ def engine_commands(
             worker_command=list(worker.get("command") or engine.get("command") or []),
             worker_args=list(worker.get("args") or []),
         )
-    # The cache's path is the mount's subPath: the weights are at the mount point itself.
-    model_path = MODEL_MOUNT_PATH if cache_path is not None else None
+    # The claim is mounted whole at /mnt/models; the weights are under the cache's path.
+    model_path = mounted_model_path(cache_path) if cache_path is not None else None
     args = vllm_args(engine, model_path=model_path, gpus=gpus, nodes=nodes)
     if nodes == 1:
         return Commands(command=list(VLLM_SERVER), args=args)

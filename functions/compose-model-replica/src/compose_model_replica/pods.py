@@ -3,9 +3,10 @@ the cache mounted at /mnt/models, GPUs, a memory-backed /dev/shm, the pool's pla
 
 from typing import Any
 
-from modelfleet_contracts.mounts import CACHE_VOLUME_NAME, MODEL_MOUNT_PATH
+from modelfleet_contracts.mounts import CACHE_VOLUME_NAME, MODEL_MOUNT_PATH, mounted_model_path
 
 SHM_VOLUME = "dshm"
+MODEL_PATH_ENV = "MODELFLEET_MODEL_PATH"
 LWS_WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
 
 
@@ -33,6 +34,13 @@ def identity_env(nodes: int) -> list[dict[str, Any]]:
     ]
 
 
+def model_path_env(claim_name: str | None, cache_path: str | None) -> list[dict[str, Any]]:
+    """Where the weights are in the pod, for engines (Custom ones too) not to recompute it."""
+    if not claim_name:
+        return []
+    return [{"name": MODEL_PATH_ENV, "value": mounted_model_path(cache_path or "")}]
+
+
 def engine_pod(
     spec: dict[str, Any],
     *,
@@ -46,22 +54,15 @@ def engine_pod(
 ) -> dict[str, Any]:
     """A pod template. `serving`: the pod answers requests (single node or leader).
 
-    The claim is mounted with the cache's path as subPath, so /mnt/models holds exactly
-    this cache's current weights (not other caches sharing a claim, nor older copies)."""
+    The cache claim is mounted whole and read-only at /mnt/models; the weights are at
+    /mnt/models/<cache path> (SPEC §6), which every engine also gets as MODELFLEET_MODEL_PATH."""
     engine = spec.get("engine") or {}
     gpus = gpus_per_node(spec)
     port = int(engine.get("port") or 8000)
     mounts: list[dict[str, Any]] = [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}]
     volumes: list[dict[str, Any]] = [{"name": SHM_VOLUME, "emptyDir": {"medium": "Memory"}}]
     if claim_name:
-        mount: dict[str, Any] = {
-            "name": CACHE_VOLUME_NAME,
-            "mountPath": MODEL_MOUNT_PATH,
-            "readOnly": True,
-        }
-        if cache_path:
-            mount["subPath"] = cache_path.strip("/")
-        mounts.append(mount)
+        mounts.append({"name": CACHE_VOLUME_NAME, "mountPath": MODEL_MOUNT_PATH, "readOnly": True})
         volumes.append(
             {
                 "name": CACHE_VOLUME_NAME,
@@ -71,7 +72,9 @@ def engine_pod(
     container: dict[str, Any] = {
         "name": "engine",
         "image": engine.get("image") or "vllm/vllm-openai:v0.11.0",
-        "env": identity_env(int(spec.get("nodes") or 1)) + list(engine.get("env") or []),
+        "env": identity_env(int(spec.get("nodes") or 1))
+        + model_path_env(claim_name, cache_path)
+        + list(engine.get("env") or []),
         "volumeMounts": mounts,
     }
     if gpus:
