@@ -1,10 +1,16 @@
-"""Hypothesis building blocks for fuzzing functions: random JSON and mutated objects.
+"""Hypothesis building blocks for fuzzing functions: random JSON, mutated objects, and a
+mutated world (required and observed resources) around a fixed spec.
 
-The quick profile runs in CI; `MODELFLEET_FUZZ_PROFILE=long uv run pytest -m fuzz` runs
-at least 10,000 cases per property (profiles are set in the root conftest.py).
+The quick `ci` profile (150 cases a property) runs with every `uv run pytest`; the `long`
+profile runs at least 10,000 cases a property (profiles are set in the root conftest.py):
+
+    MODELFLEET_FUZZ_PROFILE=long uv run pytest functions -k fuzz --hypothesis-show-statistics
+
+See docs/reliability.md for the figures.
 """
 
 import copy
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
@@ -94,3 +100,53 @@ def says_something(rsp: fnv1.RunFunctionResponse) -> bool:
     has_status = bool(rsp.desired.composite.resource.fields)
     explained = any(c.message for c in rsp.conditions)
     return bool(rsp.desired.resources) or has_status or explained
+
+
+def mutate_status(data: st.DataObject, obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of `obj` whose status (what controllers report, which may flap or be half
+    written) has random edits; its identity and spec are untouched."""
+    out = copy.deepcopy(dict(obj))
+    status = out.get("status")
+    out["status"] = mutate(data, status) if isinstance(status, dict) and status else data.draw(JSON)
+    return out
+
+
+def flapping(
+    data: st.DataObject, objects: Mapping[str, Mapping[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """Observed composed resources as a bad moment may show them: each one present as is,
+    present with a mutated status, or missing for this round."""
+    world: dict[str, dict[str, Any]] = {}
+    for key, obj in objects.items():
+        fate = data.draw(st.sampled_from(["same", "flapped", "missing"]), label=f"observed {key}")
+        if fate == "same":
+            world[key] = copy.deepcopy(dict(obj))
+        elif fate == "flapped":
+            world[key] = mutate_status(data, obj)
+    return world
+
+
+def resolved(
+    data: st.DataObject, items: Iterable[Mapping[str, Any]], *, may_vanish: bool = True
+) -> tuple[list[dict[str, Any]] | None, list[dict[str, Any]]]:
+    """A required-resources answer as Crossplane may give it: unresolved (None) for this
+    call, or each item present as is, with a mutated status, or gone. Returns the answer and
+    the items still present (identity intact), so a property can tell what still matches."""
+    if data.draw(st.integers(0, 9), label="unresolved?") == 0:
+        return None, []
+    answer: list[dict[str, Any]] = []
+    for item in items:
+        choices = ["same", "flapped", "gone"] if may_vanish else ["same", "flapped"]
+        fate = data.draw(st.sampled_from(choices), label="required item")
+        if fate == "same":
+            answer.append(copy.deepcopy(dict(item)))
+        elif fate == "flapped":
+            answer.append(mutate_status(data, item))
+    return answer, list(answer)
+
+
+def dropped(
+    observed: Mapping[str, Any], desired: Mapping[str, Any], keys: Iterable[str]
+) -> list[str]:
+    """Which of `keys` were observed (composed before) but are missing from the desired state."""
+    return sorted(k for k in keys if k in observed and k not in desired)

@@ -1,0 +1,71 @@
+"""compose-inference-cluster in a world that flaps around a fixed, valid spec: its observed
+objects and its own status each as is, with a mutated status or missing for a round, and
+the named provider config resolved, gone, mutated or unresolved for a call.
+
+Property: no crash, always a status or a message, and nothing it composed is dropped (the
+spec did not change, so everything composed is still asked for).
+"""
+
+import copy
+import functools
+
+from compose_inference_cluster.fn import NAMED_PROVIDER_CONFIG
+from hypothesis import given
+from hypothesis import strategies as st
+from modelfleet_devtools.fuzz import (
+    crashed,
+    dropped,
+    flapping,
+    mutate_status,
+    resolved,
+    says_something,
+)
+from modelfleet_devtools.requests import desired_resources, desired_status
+from modelfleet_devtools.world import observed_object
+from test_cluster_scenarios import PROVISIONERS, cluster, run
+
+PROVIDER_CONFIG = {
+    "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+    "kind": "ClusterProviderConfig",
+    "metadata": {"name": "gke-us-pc"},
+    "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+}
+CLUSTERS = {
+    "kubeconfig, managed Filestore, LWS": cluster(
+        {"managed": PROVISIONERS[0][1]}, leaderWorkerSet={"install": True}
+    ),
+    "named provider config, existing class": cluster(
+        {"storageClassName": "filestore-rwx"}, connection={"providerConfigName": "gke-us-pc"}
+    ),
+    "no shared storage": cluster(None),
+}
+
+
+@functools.cache
+def connected(name):
+    """The cluster with the status a healthy reconcile gave it, and what it composed."""
+    xr = CLUSTERS[name]
+    required = {NAMED_PROVIDER_CONFIG: [PROVIDER_CONFIG]}
+    composed = {
+        k: observed_object(v, ready=True) if "forProvider" in v.get("spec", {}) else v
+        for k, v in desired_resources(run(xr, required=required)).items()
+    }
+    second = run(xr, composed, required=required)
+    return xr | {"status": desired_status(second)}, composed
+
+
+@given(st.sampled_from(sorted(CLUSTERS)), st.data())
+def test_a_flapping_world_never_drops_what_the_unchanged_spec_composed(name, data):
+    xr, composed = connected(name)
+    xr = copy.deepcopy(xr)
+    if data.draw(st.booleans(), label="mutate the cluster's own status"):
+        xr = mutate_status(data, xr)
+    config, _ = resolved(data, [PROVIDER_CONFIG])
+    observed = flapping(data, composed)
+    required = None if config is None else {NAMED_PROVIDER_CONFIG: config}
+
+    rsp = run(xr, observed, required=required)
+
+    assert not crashed(rsp)
+    assert says_something(rsp)
+    assert dropped(observed, desired_resources(rsp), observed) == []

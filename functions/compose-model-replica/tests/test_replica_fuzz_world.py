@@ -1,0 +1,71 @@
+"""compose-model-replica in a world that flaps around a fixed, valid spec: its cluster, its
+cache, its observed workload and Service, and its own status each as is, with a mutated
+status, missing, or (requirements) unresolved for a call.
+
+Property: no crash, always a status or a message, and a workload or Service that was
+composed is never dropped (a replica is removed by its ModelDeployment, not by what it
+observes).
+"""
+
+import copy
+import functools
+
+from compose_model_replica.core import SERVICE, WORKLOAD
+from compose_model_replica.fn import CACHE, CLUSTER
+from hypothesis import given
+from hypothesis import strategies as st
+from modelfleet_devtools.fuzz import (
+    crashed,
+    dropped,
+    flapping,
+    mutate_status,
+    resolved,
+    says_something,
+)
+from modelfleet_devtools.requests import desired_resources, desired_status, run_function_request
+from modelfleet_devtools.world import inference_cluster, observed_object
+from test_replica_scenarios import RUNNER, model_cache, replica
+
+REPLICAS = {
+    "single-node vLLM": replica(nodes=1),
+    "2-node vLLM gang": replica(nodes=2),
+    "custom engine, no cache": replica(
+        nodes=1, cache=False, engine={"framework": "Custom", "image": "x:1", "command": ["srv"]}
+    ),
+}
+CLUSTER_OBJ = inference_cluster("gke-us")
+CACHE_OBJ = model_cache("Ready")
+
+
+@functools.cache
+def running(name):
+    """The replica with the status its serving workload gave it, and what it composed."""
+    xr = REPLICAS[name]
+    required = {CLUSTER: [CLUSTER_OBJ], CACHE: [CACHE_OBJ]}
+    first = RUNNER.run(run_function_request(xr, required=required))
+    composed = {
+        k: observed_object(v, remote_status={"readyReplicas": 1}, ready=True)
+        for k, v in desired_resources(first).items()
+    }
+    assert WORKLOAD in composed, f"{name}: the starting world must serve"
+    second = RUNNER.run(run_function_request(xr, observed=composed, required=required))
+    return xr | {"status": desired_status(second)}, composed
+
+
+@given(st.sampled_from(sorted(REPLICAS)), st.data())
+def test_a_flapping_world_never_tears_down_a_composed_workload(name, data):
+    xr, composed = running(name)
+    xr = copy.deepcopy(xr)
+    if data.draw(st.booleans(), label="mutate the replica's own status"):
+        xr = mutate_status(data, xr)
+    cluster, _ = resolved(data, [CLUSTER_OBJ])
+    cache, _ = resolved(data, [CACHE_OBJ])
+    observed = flapping(data, composed)
+    required = {CLUSTER: cluster, CACHE: cache}
+    answered = {k: v for k, v in required.items() if v is not None}  # left out: unresolved
+
+    rsp = RUNNER.run(run_function_request(xr, observed=observed, required=answered))
+
+    assert not crashed(rsp)
+    assert says_something(rsp)
+    assert dropped(observed, desired_resources(rsp), [WORKLOAD, SERVICE]) == []
