@@ -423,6 +423,12 @@ def cache_status(*rows: dict[str, Any]) -> dict[str, Any]:
             cache_status({"name": "gke-us", "phase": "Ready", "claimName": CLAIM, "path": "../x"}),
             "outside its claim",
         ),
+        (
+            cache_status(
+                {"name": "gke-us", "phase": "Ready", "claimName": CLAIM, "path": "$(HF_TOKEN)"}
+            ),
+            "unusable path on gke-us: '$(HF_TOKEN)'",
+        ),
     ],
     ids=[
         "claim not bound",
@@ -432,6 +438,7 @@ def cache_status(*rows: dict[str, Any]) -> dict[str, Any]:
         "cache stages elsewhere",
         "ready row without a claim",
         "path escaping the claim",
+        "path that is not a directory name",
     ],
 )
 def test_nothing_is_composed_until_the_cache_is_ready_here_and_the_status_says_why(cache, says):

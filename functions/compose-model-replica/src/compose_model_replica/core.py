@@ -5,6 +5,7 @@ while weights download). Once composed it is kept through any later uncertainty 
 or cluster status that flaps, an unresolved requirement — and the status says why.
 """
 
+import re
 from typing import Any
 
 from modelfleet_contracts.api import MODEL_REPLICA
@@ -30,6 +31,10 @@ from compose_model_replica.workloads import workload_objects
 WORKLOAD = "workload"
 SERVICE = "service"
 PROGRESS_REASONS = frozenset({"Progressing", WAITING_FOR_CACHE, WAITING_FOR_CLUSTER})
+# One directory of the cache's path: compose-model-cache writes names and fingerprints. The
+# path reaches argv and env (--model, MODELFLEET_MODEL_PATH), so anything else — a flag, a
+# $(VAR) Kubernetes would expand, a glob, an over-long name — is refused, never passed on.
+SAFE_SEGMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}")
 
 
 def parse_spec(raw: Any) -> tuple[dict[str, Any], str | None]:
@@ -68,11 +73,14 @@ def cache_location(
     if phase != "Ready":
         detail = f": {row['message']}" if row.get("message") else ""
         return f"ModelCache {cache_name} is {phase} on {cluster}{detail}"
-    claim, path = str(row.get("claimName") or ""), str(row.get("path") or "").strip("/")
+    claim, written = str(row.get("claimName") or ""), str(row.get("path") or "")
+    path = written.strip("/")
     if not claim:
         return f"ModelCache {cache_name} is Ready on {cluster} but reports no claimName"
     if ".." in path.split("/"):
-        return f"ModelCache {cache_name} reports a path outside its claim on {cluster}: {path!r}"
+        return f"ModelCache {cache_name} reports a path outside its claim on {cluster}: {written!r}"
+    if path and not all(SAFE_SEGMENT.fullmatch(part) for part in path.split("/")):
+        return f"ModelCache {cache_name} reports an unusable path on {cluster}: {written!r}"
     return claim, path
 
 
