@@ -57,14 +57,17 @@ def test_a_function_copying_the_observed_secret_into_its_response_is_caught():
 def test_a_function_logging_its_request_is_caught():
     found = audit.Audit()
     tap = audit._LogTap(found)
-    root = logging.getLogger()
-    root.addHandler(tap)
+    careless = logging.getLogger("modelfleet.careless")
+    # Kept off the root logger: pytest would capture the planted token into the report.
+    careless.addHandler(tap)
+    careless.propagate = False
     try:
         req = run_function_request(VALID_CACHE, observed={"user-secret": USER_SECRET})
         with audit.paused():
             SafeRunner(logging_core, "chatty").run(req)
     finally:
-        root.removeHandler(tap)
+        careless.removeHandler(tap)
+        careless.propagate = True
     assert found.log_records >= 1
     assert any(leak.source == "log" for leak in found.leaks)
 

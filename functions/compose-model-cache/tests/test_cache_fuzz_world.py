@@ -21,6 +21,7 @@ from modelfleet_devtools.fuzz import (
     resolved,
     says_something,
 )
+from modelfleet_devtools.secrets import TEST_TOKENS, secret
 from modelfleet_devtools.world import inference_cluster, observed_object
 
 CLUSTERS = [inference_cluster("gke-us"), inference_cluster("gke-eu"), inference_cluster("aks-jp")]
@@ -38,6 +39,14 @@ CACHES = {
 for cache in CACHES.values():
     cache["spec"] = {k: v for k, v in cache["spec"].items() if v is not None}
 
+USER_SECRETS = {
+    "HuggingFace": secret("hf", "ml-team", {"HF_TOKEN": TEST_TOKENS["HF_TOKEN"]}),
+    "S3": secret(
+        "s3",
+        "ml-team",
+        {k: TEST_TOKENS[k] for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")},
+    ),
+}
 JOB_STATES = {
     "running": {"active": 1},
     "complete": {"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]},
@@ -56,6 +65,11 @@ def staged_world(name, job_state):
         kind = obj["spec"]["forProvider"]["manifest"]["kind"]
         remote = {"Job": JOB_STATES[job_state], "PersistentVolumeClaim": {"phase": "Bound"}}
         observed[key] = observed_object(obj, remote_status=remote.get(kind, {}), ready=True)
+        if kind == "Secret":
+            # provider-kubernetes echoes the remote Secret it filled from the user's one:
+            # the token is in the request; it must never reach the response (audited).
+            echoed = observed[key]["status"]["atProvider"]["manifest"]
+            echoed["data"] = USER_SECRETS[xr["spec"]["source"]]["data"]
     return with_status(xr, reconcile(xr, CLUSTERS, observed)), observed
 
 

@@ -7,7 +7,8 @@ Registered from the repository's root conftest.py. For the whole session it:
 - listens to every log record (a handler on the root logger; the `modelfleet` logger is
   opened down to DEBUG so nothing a function logs escapes the scan);
 - takes text other tests hand it with `record_text(source, text)` (the `modelfleet` CLI
-  runs functions in subprocesses, so CLI tests pass their output here).
+  runs functions in subprocesses, so CLI tests pass their output here), and whatever each
+  test printed or logged as pytest captured it.
 
 Secrets: responses (desired resources, XR status, conditions, events), log records and
 recorded text are searched for every value in `modelfleet_devtools.secrets.TEST_TOKENS`,
@@ -207,8 +208,8 @@ class Audit:
             f"{f['leaks']} leak(s)",
             f"validity: {f['manifests_validated']} composed manifests validated "
             f"({f['distinct_manifests_validated']} distinct) from {f['responses_validated']} "
-            f"responses; {f['responses_skipped_invalid_xr']} responses to XRs the XRD rejects "
-            f"not held to the schemas: {f['invalid_manifests']} error(s)",
+            f"responses; {f['responses_skipped_invalid_xr']} responses to inputs an API server "
+            f"would refuse not held to the schemas: {f['invalid_manifests']} error(s)",
         ]
         for title, findings in (("LEAKED", self.leaks), ("INVALID", self.invalid)):
             for finding in findings[:limit]:
@@ -332,6 +333,15 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         return (yield)
     finally:
         AUDIT.current_test = ""
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """What each test printed or logged (captured by pytest), CLI output included."""
+    if AUDIT.paused:
+        return
+    for title, text in report.sections:
+        AUDIT.texts += 1
+        AUDIT.scan(f"{report.nodeid} {title}", text.encode("utf-8", "surrogatepass"))
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
