@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from crossplane.function import resource
 from modelfleet_contracts.runner import SafeRunner
 from modelfleet_devtools import audit
@@ -122,3 +123,16 @@ def test_every_test_token_is_distinct_and_long_enough_to_never_match_by_chance()
     values = list(TEST_TOKENS.values())
     assert len(set(values)) == len(values)
     assert all(len(v) >= 20 for v in values)
+
+
+def test_every_token_value_in_an_example_secret_is_audited():
+    """The examples' Secrets hold placeholders; the audit must know each of them, or an
+    example rendered in the tests could leak one unnoticed."""
+    examples = Path(__file__).parents[1] / "examples"
+    values = []
+    for path in sorted(examples.glob("*/*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            if isinstance(doc, dict) and doc.get("kind") == "Secret":
+                values += [str(v) for v in (doc.get("stringData") or {}).values()]
+    assert values, "the gated-model and s3 examples carry a Secret"
+    assert set(values) <= set(TEST_TOKENS.values())

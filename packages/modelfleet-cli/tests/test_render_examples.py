@@ -20,6 +20,7 @@ from modelfleet_cli.functions import FunctionServers
 from modelfleet_cli.loading import LoadError, load_objects
 from modelfleet_cli.main import main
 from modelfleet_cli.pipeline import ANNOTATION_RESOURCE_NAME, repository_root
+from modelfleet_devtools.audit import record_text
 from modelfleet_devtools.validation import require_shared_schemas, validate_manifest
 
 # The render-input generator sits beside the tests (pytest runs in importlib mode).
@@ -77,6 +78,7 @@ def render(
     comp = composition or str(ROOT / COMPOSITIONS[kind])
     args = ["render", str(xr), comp, str(functions_file), *flags]
     result = CliRunner().invoke(main, args, catch_exceptions=False)
+    record_text(f"modelfleet render {xr.name}", result.output)  # audited for test tokens
     assert result.exit_code == 0, result.output
     return [doc for doc in yaml.safe_load_all(result.stdout) if doc is not None]
 
