@@ -50,6 +50,7 @@ V2_FILES = {
     "model-00001-of-00002.safetensors": weights(3 * MIB),
     "generation_config.json": b'{"temperature": 0.6}',
 }
+V3_FILES = {**V2_FILES, "generation_config.json": b'{"temperature": 0.7}'}
 FILTERS = {"include": ["*.safetensors", "*.json", "tokenizer*"], "exclude": ["original/*"]}
 EXPECTED_MAIN = {
     name: data
@@ -63,6 +64,7 @@ def hub():
     repo = Repo()
     repo.commit("main", MAIN_FILES)
     repo.commit("v2", V2_FILES)
+    repo.commit("v3", V3_FILES)
     with FakeHub({REPO_ID: repo}) as server:
         yield server
 
@@ -202,28 +204,59 @@ def test_a_killed_run_resumes_and_refetches_only_the_unfinished_file(hub, tmp_pa
     assert not list((tmp_path / "claim").rglob("*.incomplete")), "no partial file left behind"
 
 
-def test_a_revision_change_lands_beside_the_old_copy_which_is_pruned_once_complete(hub, tmp_path):
-    first, old = hydrate(hub, tmp_path, revision="main", **FILTERS)
+def copies(cache_dir: Path) -> list[str]:
+    """What is in the cache directory, by name (copies, staging, anything else)."""
+    return sorted(p.name for p in cache_dir.iterdir())
+
+
+def test_a_revision_change_keeps_the_copy_in_use_until_the_next_change(hub, tmp_path):
+    """SPEC §4: old copies are pruned once no longer current, never the one in use. Replicas
+    roll from the previous copy to the new one after it is staged, so the previous complete
+    copy stays until a further change supersedes it."""
+    first, main = hydrate(hub, tmp_path, revision="main", **FILTERS)
     assert first.returncode == 0, first.stdout + first.stderr
-    (old.parent / "team-notes").mkdir()  # not ours: never pruned
+    (main.parent / "team-notes").mkdir()  # not ours: never pruned
 
-    # The new revision's first attempt fails: the copy in use stays whole.
+    # A -> B, the first attempt fails: the copy in use stays whole.
     hub.faults.forbid.add("generation_config.json")
-    failed, new = hydrate(hub, tmp_path, revision="v2", **FILTERS)
+    failed, v2 = hydrate(hub, tmp_path, revision="v2", **FILTERS)
     assert failed.returncode != 0
-    assert new != old and not new.exists()
-    assert model_files(old) == EXPECTED_MAIN and (old / MARKER).is_file()
+    assert v2 != main and not v2.exists()
+    assert model_files(main) == EXPECTED_MAIN and (main / MARKER).is_file()
 
-    # The retry completes: the new directory is served, then the old one is pruned.
-    retried, new = hydrate(hub, tmp_path, revision="v2", **FILTERS)
+    # The retry completes: v2 is served, and main is kept for replicas still rolling off it.
+    retried, v2 = hydrate(hub, tmp_path, revision="v2", **FILTERS)
     assert retried.returncode == 0, retried.stdout + retried.stderr
-    assert model_files(new)["generation_config.json"] == V2_FILES["generation_config.json"]
+    assert model_files(v2)["generation_config.json"] == V2_FILES["generation_config.json"]
     assert (
-        model_files(new)["model-00001-of-00002.safetensors"]
-        == (V2_FILES["model-00001-of-00002.safetensors"])
+        model_files(v2)["model-00001-of-00002.safetensors"]
+        == V2_FILES["model-00001-of-00002.safetensors"]
     )
-    assert not old.exists()
-    assert sorted(p.name for p in new.parent.iterdir()) == sorted([new.name, "team-notes"])
+    assert model_files(main) == EXPECTED_MAIN and (main / MARKER).is_file()
+    assert copies(main.parent) == sorted([main.name, v2.name, "team-notes"])
+
+    # B -> C: main is two changes old and goes before v3 is staged (never three copies on
+    # the claim); v2, the one in use, stays whole, even when the first attempt fails.
+    hub.faults.forbid.add("generation_config.json")
+    failed, v3 = hydrate(hub, tmp_path, revision="v3", **FILTERS)
+    assert failed.returncode != 0 and not v3.exists()
+    assert not main.exists() and (v2 / MARKER).is_file()
+    assert copies(v2.parent) == sorted([v2.name, f".staging-{v3.name}", "team-notes"])
+    third, v3 = hydrate(hub, tmp_path, revision="v3", **FILTERS)
+    assert third.returncode == 0, third.stdout + third.stderr
+    assert model_files(v3)["generation_config.json"] == V3_FILES["generation_config.json"]
+    assert not main.exists()
+    assert (v2 / MARKER).is_file() and model_files(v2)["generation_config.json"] == (
+        V2_FILES["generation_config.json"]
+    )
+    assert copies(v3.parent) == sorted([v2.name, v3.name, "team-notes"])
+
+    # C -> B, a rollback to the copy still there: nothing fetched, nothing pruned.
+    served_before = sum(hub.bytes_served.values())
+    back, again = hydrate(hub, tmp_path, revision="v2", **FILTERS)
+    assert back.returncode == 0, back.stdout + back.stderr
+    assert again == v2 and sum(hub.bytes_served.values()) == served_before
+    assert copies(v3.parent) == sorted([v2.name, v3.name, "team-notes"])
 
 
 def test_caches_sharing_a_claim_keep_to_their_own_sub_directory(hub, tmp_path):

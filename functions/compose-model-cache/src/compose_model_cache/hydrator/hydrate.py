@@ -7,8 +7,14 @@
 Weights land in DIR/FP. Files are fetched into DIR/.staging-FP (kept across attempts, so an
 interrupted run resumes), a completion marker is written only after every file is there,
 and the directory is then renamed into place: readers never see a half-downloaded model.
-With the marker present a re-run downloads nothing. After success, older fingerprint
-directories this script created in DIR are pruned; the current one never is.
+With the marker present a re-run downloads nothing.
+
+Pruning keeps the copy in use: after success, the current copy and the previous complete one
+(the latest marker other than the current copy's) stay, because replicas serving the previous
+copy read it until their rolling update to the new one finishes; older copies this script
+created in DIR go. Before a download starts, only the latest complete copy (the one being
+served) is kept, so the claim never holds more than two copies: the one served and the one
+being staged or just staged.
 
 Only the standard library plus huggingface_hub (HuggingFace) or boto3 (S3) are needed; the
 image pins both. Values arrive as argv elements and are never handed to a shell.
@@ -119,18 +125,43 @@ def drop_partial_files(staging: Path) -> None:
         partial.unlink(missing_ok=True)
 
 
-def prune(cache_dir: Path, keep: str) -> None:
-    """Remove older copies this script made (marked or staging), never `keep`."""
+def completed_copies(cache_dir: Path) -> dict[str, int]:
+    """Fingerprint -> when its marker was written (ns), for every complete copy in DIR."""
+    copies = {}
     for entry in cache_dir.iterdir():
-        if entry.name in (keep, STAGING_PREFIX + keep) or not entry.is_dir():
+        marker = entry / MARKER
+        if FINGERPRINT.match(entry.name) and entry.is_dir() and marker.is_file():
+            copies[entry.name] = marker.stat().st_mtime_ns
+    return copies
+
+
+def latest(completed: dict[str, int], *, besides: str = "") -> set[str]:
+    """The most recently completed copy other than `besides` (empty when there is none)."""
+    others = sorted((done, name) for name, done in completed.items() if name != besides)
+    return {others[-1][1]} if others else set()
+
+
+def prune(cache_dir: Path, current: str, keep: set[str]) -> None:
+    """Remove the copies this script made (marked, or staging for another fingerprint) that
+    are not in `keep`. Anything else in DIR is not ours and is left alone."""
+    for entry in cache_dir.iterdir():
+        if entry.name in keep or entry.name == STAGING_PREFIX + current or not entry.is_dir():
             continue
         ours = (entry / MARKER).is_file() and FINGERPRINT.match(entry.name)
         stale_staging = entry.name.startswith(STAGING_PREFIX) and FINGERPRINT.match(
             entry.name[len(STAGING_PREFIX) :]
         )
         if ours or stale_staging:
-            log(f"pruning {entry.name}: superseded by {keep}")
+            log(f"pruning {entry.name}: superseded (keeping {', '.join(sorted(keep))})")
             shutil.rmtree(entry, ignore_errors=True)
+
+
+def prune_after_success(cache_dir: Path, current: str) -> None:
+    """Keep the current copy and the previous one (replicas may still be rolling off it)."""
+    previous = latest(completed_copies(cache_dir), besides=current)
+    prune(cache_dir, current, {current, *previous})
+    for name in previous:
+        log(f"keeping the previous copy {name} for replicas still rolling to {current}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -141,8 +172,11 @@ def main(argv: list[str] | None = None) -> int:
     staging = safe_join(cache_dir, STAGING_PREFIX + args.fingerprint)
     if (target / MARKER).is_file():
         log(f"{target} is complete already; nothing to download")
-        prune(cache_dir, args.fingerprint)
+        prune_after_success(cache_dir, args.fingerprint)
         return 0
+    # The copy being served is the latest complete one; anything older goes before staging
+    # another, so the claim holds at most two copies.
+    prune(cache_dir, args.fingerprint, latest(completed_copies(cache_dir)))
     what = args.repo if args.source == "HuggingFace" else args.uri
     log(f"downloading {what!r} ({args.source}) into {staging}")
     staging.mkdir(parents=True, exist_ok=True)
@@ -170,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     with contextlib.suppress(OSError):
         (target / HF_BOOKKEEPING.parent).rmdir()  # only if empty: never a repo's own files
     log(f"complete: {files} files in {target}")
-    prune(cache_dir, args.fingerprint)
+    prune_after_success(cache_dir, args.fingerprint)
     return 0
 
 
