@@ -6,6 +6,10 @@ Each cluster is connected with ReadWriteMany storage; its claim (Bound) and hydr
 manifest and status. The previous status still says Hydrating, so this reconcile computes
 every phase, drops the finished Jobs, latches Ready and emits the all-ready event.
 
+A second table measures the largest response the function writes: the first reconcile of a
+gated model (Hugging Face token), which composes a claim, a token Secret and a hydration Job
+on every cluster and lists every cluster Pending with a message.
+
 Run: uv run python functions/compose-model-cache/benchmarks/bench_cache.py
 """
 
@@ -95,10 +99,28 @@ def build_request(count: int) -> fnv1.RunFunctionRequest:
     return req
 
 
+def build_first_request(count: int) -> fnv1.RunFunctionRequest:
+    """The first reconcile of a gated model over `count` clusters: nothing observed yet."""
+    xr = model_cache()
+    xr["spec"]["huggingFace"]["tokenSecretRef"] = {"name": "hf-token", "key": "token"}
+    req = run_function_request(xr, required={CLUSTERS: clusters(count)})
+    composed = len(RUNNER.run(req).desired.resources)
+    if composed != 3 * count:
+        raise SystemExit(f"expected claim, Secret and Job on {count} clusters, got {composed}")
+    return req
+
+
 def main(sizes: tuple[int, ...] = SIZES) -> int:
     rows = run_benchmark(
         "compose-model-cache: one ModelCache over N clusters, all turning Ready",
         build_request,
+        RUNNER,
+        sizes,
+    )
+    rows += run_benchmark(
+        "compose-model-cache: first reconcile of a gated model over N clusters "
+        "(claim, token Secret and Job per cluster: the largest response)",
+        build_first_request,
         RUNNER,
         sizes,
     )
