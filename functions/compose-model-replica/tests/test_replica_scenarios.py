@@ -3,7 +3,7 @@
 from typing import Any
 
 import pytest
-from compose_model_replica.core import SERVICE, WORKLOAD
+from compose_model_replica.core import SERVICE, USAGE, WORKLOAD
 from compose_model_replica.engines import LEADER_SCRIPT, WORKER_SCRIPT
 from compose_model_replica.fn import CACHE, CLUSTER, run_function
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
@@ -108,9 +108,10 @@ def test_done_when_a_2_node_vllm_replica_waits_for_its_cache_then_serves_a_valid
     whose leader and worker pods all mount the cache, then Ready once the gang is Available."""
     xr = replica(nodes=2)
 
-    # 1. The cache is still downloading on gke-us: nothing is composed, no GPU is held.
+    # 1. The cache is still downloading on gke-us: no workload, no GPU held; only the Usage
+    #    that keeps the cache from being deleted under the replica.
     hydrating = run(xr, cache=model_cache("Hydrating", "downloading 312/1024 files"))
-    assert desired_resources(hydrating) == {}
+    assert set(desired_resources(hydrating)) == {USAGE}
     assert desired_status(hydrating)["phase"] == "WaitingForCache"
     assert "Hydrating" in desired_status(hydrating)["message"]
     assert "downloading 312/1024 files" in desired_status(hydrating)["message"]
@@ -287,10 +288,12 @@ def test_a_running_workload_survives_uncertainty(name, cluster, cache, phase):
             },
         ),
         SERVICE: observed_object(composed[SERVICE]),
+        USAGE: observed_object(composed[USAGE]),
     }
     required: dict[str, Any] = {CLUSTER: list(cluster), CACHE: [cache] if cache else []}
     rsp = RUNNER.run(run_function_request(xr, observed=observed, required=required))
-    assert set(desired_resources(rsp)) == {WORKLOAD, SERVICE}, name
+    assert set(desired_resources(rsp)) == {WORKLOAD, SERVICE, USAGE}, name
+    assert desired_resources(rsp)[USAGE]["spec"] == composed[USAGE]["spec"]
     assert desired_resources(rsp)[WORKLOAD]["spec"] == composed[WORKLOAD]["spec"]
     assert desired_status(rsp)["phase"] == phase
     assert "keeping the running workload" in desired_status(rsp)["message"]
@@ -300,7 +303,7 @@ def test_unresolved_requirements_keep_everything():
     xr = replica(nodes=1)
     composed = desired_resources(run(xr, cache=model_cache("Ready")))
     rsp = RUNNER.run(run_function_request(xr, observed=composed))
-    assert set(desired_resources(rsp)) == {WORKLOAD, SERVICE}
+    assert set(desired_resources(rsp)) == {WORKLOAD, SERVICE, USAGE}
 
 
 @pytest.mark.parametrize(
@@ -378,7 +381,7 @@ def test_waiting_for_cluster_when_it_is_not_connected_and_nothing_runs_yet():
         cluster=(inference_cluster("gke-us", connected=False),),
         cache=model_cache("Ready"),
     )
-    assert desired_resources(rsp) == {}
+    assert set(desired_resources(rsp)) == {USAGE}  # no workload; the cache is protected
     assert desired_status(rsp)["phase"] == "WaitingForCluster"
 
 
@@ -444,7 +447,7 @@ def cache_status(*rows: dict[str, Any]) -> dict[str, Any]:
 def test_nothing_is_composed_until_the_cache_is_ready_here_and_the_status_says_why(cache, says):
     for nodes in (1, 2):
         rsp = run(replica(nodes=nodes), cache=cache)
-        assert desired_resources(rsp) == {}
+        assert set(desired_resources(rsp)) == {USAGE}  # no workload, no GPU
         assert desired_status(rsp)["phase"] == "WaitingForCache"
         assert says in desired_status(rsp)["message"]
         assert rsp.desired.composite.ready == fnv1.READY_FALSE
@@ -651,8 +654,8 @@ def test_custom_single_node_runs_exactly_the_users_command():
 @pytest.mark.parametrize(("nodes", "kind"), [(1, "Deployment"), (2, "LeaderWorkerSet")])
 def test_workload_objects_land_in_the_clusters_namespace_and_are_ready_when_available(nodes, kind):
     composed = desired_resources(run(replica(nodes=nodes), cache=model_cache("Ready")))
-    assert set(composed) == {WORKLOAD, SERVICE}
-    for key, obj in composed.items():
+    assert set(composed) == {WORKLOAD, SERVICE, USAGE}  # the Usage lives on the control plane
+    for key, obj in ((k, composed[k]) for k in (WORKLOAD, SERVICE)):
         assert (obj["apiVersion"], obj["kind"]) == ("kubernetes.m.crossplane.io/v1alpha1", "Object")
         assert obj["spec"]["providerConfigRef"] == {
             "kind": "ClusterProviderConfig",
@@ -723,3 +726,156 @@ def test_a_replica_placed_with_zero_gpus_per_node_claims_no_gpu():
     rsp = run(replica(nodes=1, gpusPerNode=0), cache=model_cache("Ready"))
     container = workload(rsp)["spec"]["template"]["spec"]["containers"][0]
     assert "nvidia.com/gpu" not in container.get("resources", {}).get("limits", {})
+
+
+# -- the Usage: a ModelCache cannot be deleted while a replica uses it -----------------------
+
+
+def observed_usage(cache: str) -> dict[str, Any]:
+    """The Usage as composed for a replica of `cache`, observed on the control plane."""
+    cache_obj = model_cache("Hydrating")
+    cache_obj["metadata"]["name"] = cache
+    composed = desired_resources(run(replica(modelCacheRef={"name": cache}), cache=cache_obj))
+    return observed_object(composed[USAGE], ready=True)
+
+
+def running(xr: dict[str, Any]) -> dict[str, Any]:
+    """The workload and Service of `xr` as composed from kimi-k2, Available on the cluster."""
+    composed = desired_resources(run(xr, cache=model_cache("Ready")))
+    return {
+        WORKLOAD: observed_object(
+            composed[WORKLOAD],
+            remote_status={
+                "readyReplicas": 1,
+                "updatedReplicas": 1,
+                "conditions": [{"type": "Available", "status": "True"}],
+            },
+        ),
+        SERVICE: observed_object(composed[SERVICE]),
+    }
+
+
+NOT_CONNECTED = inference_cluster("gke-us", connected=False)
+UNRESOLVED = object()  # the requirement was not resolved in this call
+
+USAGE_CASES = [
+    # (scenario, replica spec, cluster, cache, observed Usage of, running, the Usage protects)
+    (
+        "cache Ready: the serving replica uses it",
+        {},
+        GKE,
+        model_cache("Ready"),
+        None,
+        False,
+        "kimi-k2",
+    ),
+    (
+        "cache still hydrating: protected before any workload",
+        {},
+        GKE,
+        model_cache("Hydrating"),
+        None,
+        False,
+        "kimi-k2",
+    ),
+    (
+        "cluster not connected: the cache is protected all the same",
+        {},
+        NOT_CONNECTED,
+        model_cache("Ready"),
+        None,
+        False,
+        "kimi-k2",
+    ),
+    ("cache not found, nothing observed: nothing to protect", {}, GKE, None, None, False, None),
+    (
+        "cache not found (transiently), Usage observed: kept",
+        {},
+        GKE,
+        None,
+        "kimi-k2",
+        True,
+        "kimi-k2",
+    ),
+    ("cache requirement unresolved: Usage kept", {}, GKE, UNRESOLVED, "kimi-k2", True, "kimi-k2"),
+    (
+        "invalid spec: Usage kept",
+        {"engine": {"framework": "Custom"}},
+        GKE,
+        model_cache("Ready"),
+        "kimi-k2",
+        True,
+        "kimi-k2",
+    ),
+    (
+        "replica switched to a cache not Ready yet: the running workload's cache stays protected",
+        {"modelCacheRef": {"name": "qwen"}},
+        GKE,
+        model_cache("Hydrating"),
+        "kimi-k2",
+        True,
+        "kimi-k2",
+    ),
+    ("no modelCacheRef: no Usage", {"modelCacheRef": None}, GKE, None, None, False, None),
+    (
+        "modelCacheRef removed by the user: the Usage goes with it",
+        {"modelCacheRef": None},
+        GKE,
+        None,
+        "kimi-k2",
+        True,
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("spec", "cluster", "cache", "observed_of", "workload_running", "protects"),
+    [pytest.param(*case[1:], id=case[0]) for case in USAGE_CASES],
+)
+def test_a_usage_protects_the_cache_while_the_replica_uses_it(
+    spec, cluster, cache, observed_of, workload_running, protects
+):
+    xr = replica(nodes=2, **spec)
+    if spec.get("modelCacheRef", ...) is None:
+        del xr["spec"]["modelCacheRef"]
+    observed = running(replica(nodes=2)) if workload_running else {}
+    if observed_of:
+        observed[USAGE] = observed_usage(observed_of)
+    required: dict[str, Any] = {CLUSTER: [cluster]}
+    if cache is not UNRESOLVED and "modelCacheRef" in xr["spec"]:
+        required[CACHE] = [cache] if cache else []
+    rsp = RUNNER.run(run_function_request(xr, observed=observed, required=required))
+    usage = desired_resources(rsp).get(USAGE)
+    if protects is None:
+        assert usage is None
+        return
+    assert usage is not None
+    assert usage["apiVersion"] == "protection.crossplane.io/v1beta1" and usage["kind"] == "Usage"
+    assert usage["spec"]["of"] == {
+        "apiVersion": "modelfleet.io/v1alpha1",
+        "kind": "ModelCache",
+        "resourceRef": {"name": protects},
+    }
+    assert usage["spec"]["by"] == {
+        "apiVersion": "modelfleet.io/v1alpha1",
+        "kind": "ModelReplica",
+        "resourceRef": {"name": "kimi-k2-gke-us"},
+    }
+    # A refused deletion is carried out once the replica (and so the Usage) is gone.
+    assert usage["spec"]["replayDeletion"] is True
+    assert "ModelReplica ml-team/kimi-k2-gke-us" in usage["spec"]["reason"]
+    assert usage["metadata"]["labels"]["modelfleet.io/modelreplica"] == "kimi-k2-gke-us"
+    assert usage["metadata"]["labels"]["modelfleet.io/namespace"] == "ml-team"
+    if workload_running:  # the running workload is never dropped alongside
+        assert WORKLOAD in desired_resources(rsp)
+
+
+def test_the_usage_validates_against_crossplanes_crd():
+    require_shared_schemas()
+    for cache in (model_cache("Hydrating"), model_cache("Ready")):
+        usage = desired_resources(run(replica(nodes=2), cache=cache))[USAGE]
+        # Crossplane names composed resources and puts them in the XR's namespace.
+        assert_valid(
+            usage | {"metadata": {**usage["metadata"], "name": "x", "namespace": "ml-team"}}
+        )

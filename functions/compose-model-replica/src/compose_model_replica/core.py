@@ -3,6 +3,9 @@
 The workload is composed only once the cache is Ready on this cluster (no GPU is held
 while weights download). Once composed it is kept through any later uncertainty — a cache
 or cluster status that flaps, an unresolved requirement — and the status says why.
+
+While the replica references a cache that exists, it also composes a Crossplane Usage of
+that cache (usage.py), so the cache cannot be deleted from under the running workload.
 """
 
 import re
@@ -26,10 +29,12 @@ from compose_model_replica.phase import (
     ReplicaPhase,
     derive_replica_phase,
 )
+from compose_model_replica.usage import cache_usage
 from compose_model_replica.workloads import workload_objects
 
 WORKLOAD = "workload"
 SERVICE = "service"
+USAGE = "model-cache-usage"
 PROGRESS_REASONS = frozenset({"Progressing", WAITING_FOR_CACHE, WAITING_FOR_CLUSTER})
 # One directory of the cache's path: compose-model-cache writes names and fingerprints. The
 # path reaches argv and env (--model, MODELFLEET_MODEL_PATH), so anything else — a flag, a
@@ -99,13 +104,22 @@ def _report(phase: ReplicaPhase) -> tuple[dict[str, Any], list[Status], bool]:
 
 
 def _kept(
-    observed: dict[str, dict[str, Any]], spec: dict[str, Any], why: str, fallback: str
+    observed: dict[str, dict[str, Any]],
+    spec: dict[str, Any],
+    why: str,
+    fallback: str,
+    usage: dict[str, Any] | None,
 ) -> Outcome:
-    """Keep the composed workload as it is and report its observed phase plus `why`."""
+    """Keep the composed workload as it is and report its observed phase plus `why`.
+
+    The observed Usage is kept as it is too: it protects the cache the running workload
+    reads. Without one, `usage` (the referenced cache's, when it exists) is composed."""
     out = Outcome()
-    for key in (WORKLOAD, SERVICE):
+    for key in (WORKLOAD, SERVICE, USAGE):
         if key in observed:
             out.desired[key] = carry_forward(observed[key])
+    if USAGE not in out.desired and usage is not None:
+        out.desired[USAGE] = usage
     workload = observed.get(WORKLOAD)
     if workload is None:
         phase = ReplicaPhase(fallback, why, int(spec.get("replicas") or 0), 0)
@@ -140,26 +154,42 @@ def compose_replica(
         return Outcome(keep_everything=True)
 
     cluster_name = spec["clusterName"]
+    metadata = mapping_at(xr, "metadata")
+    name, namespace = str(metadata.get("name", "")), str(metadata.get("namespace", ""))
+    labels = {**owner_labels(MODEL_REPLICA, name, namespace), CLUSTER_LABEL: cluster_name}
+    # Composed once the cache exists; a cache not found keeps whatever Usage was observed.
+    usage = (
+        cache_usage(
+            replica=name,
+            namespace=namespace,
+            cache=spec["modelCacheRef"]["name"],
+            cluster=cluster_name,
+            labels=labels,
+        )
+        if uses_cache and cache
+        else None
+    )
     if not cluster:
         return _kept(
-            observed, spec, f"InferenceCluster {cluster_name} not found", WAITING_FOR_CLUSTER
+            observed,
+            spec,
+            f"InferenceCluster {cluster_name} not found",
+            WAITING_FOR_CLUSTER,
+            usage,
         )
     view = read_cluster(cluster[0])
     if not view.reachable:
         return _kept(
-            observed, spec, f"cluster {cluster_name} is not connected", WAITING_FOR_CLUSTER
+            observed, spec, f"cluster {cluster_name} is not connected", WAITING_FOR_CLUSTER, usage
         )
 
     claim_name = cache_path = None
     if uses_cache:
         located = cache_location(spec["modelCacheRef"]["name"], cache, cluster_name)
         if isinstance(located, str):
-            return _kept(observed, spec, located, WAITING_FOR_CACHE)
+            return _kept(observed, spec, located, WAITING_FOR_CACHE, usage)
         claim_name, cache_path = located
 
-    metadata = mapping_at(xr, "metadata")
-    name, namespace = str(metadata.get("name", "")), str(metadata.get("namespace", ""))
-    labels = {**owner_labels(MODEL_REPLICA, name, namespace), CLUSTER_LABEL: cluster_name}
     workload, service = workload_objects(
         spec,
         name=workload_name(namespace, name),
@@ -170,6 +200,8 @@ def compose_replica(
         cache_path=cache_path,
     )
     out = Outcome(desired={WORKLOAD: workload, SERVICE: service})
+    if usage is not None:
+        out.desired[USAGE] = usage  # the workload now reads this cache
     observed_workload = observed.get(WORKLOAD)
     phase = derive_replica_phase(
         workload["spec"]["forProvider"]["manifest"]["kind"],
