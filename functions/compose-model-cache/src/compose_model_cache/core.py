@@ -93,7 +93,7 @@ def compose_cache(
     previous = {
         row.get("name"): row
         for row in list_at(mapping_at(xr, "status"), "clusters")
-        if isinstance(row, dict)
+        if isinstance(row, dict) and isinstance(row.get("name"), str)
     }
     selector = spec.get("clusterSelector")
     views = [read_cluster(ic) for ic in clusters]
