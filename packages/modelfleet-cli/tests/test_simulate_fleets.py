@@ -11,9 +11,13 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from modelfleet_cli.functions import running_functions
+from modelfleet_cli.pipeline import repository_compositions
 from modelfleet_cli.simulate import simulate
 from modelfleet_cli.simulate.command import FUNCTIONS, simulate_fleet
+from modelfleet_cli.simulate.control_plane import ControlPlane, workload_clusters
+from modelfleet_cli.simulate.fleet import load_fleet
 from modelfleet_cli.simulate.timeline import Progress, Timeline
+from modelfleet_contracts.api import API_VERSION, MODEL_CACHE, MODEL_DEPLOYMENT
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 EXAMPLE_DIRS = sorted(p for p in EXAMPLES.iterdir() if p.is_dir() and any(p.glob("*.yaml")))
@@ -163,27 +167,55 @@ def test_hydration_that_always_fails_is_reported_and_nothing_is_deleted(function
     assert result["faults"][0]["survived"]
 
 
-def test_cache_deleted_while_in_use_keeps_the_workload_and_recovers(functions, two_clusters):
+CACHE_IN_USE = "ModelCache ml-team/qwen3-0-6b"
+
+
+def test_cache_deleted_while_in_use_is_refused_and_nothing_is_lost(
+    functions, two_clusters, baseline
+):
+    """The replicas' Usages make Crossplane refuse the deletion: the user is told which
+    replica uses the cache, the cache and its claims stay (none Terminating), the fleet
+    stays Ready. (Before the Usages, the claims went Terminating under running pods.)"""
     result = run(functions, two_clusters, "cache-deleted:ml-team/qwen3-0-6b@8+2")
     [verdict] = result["faults"]
-    assert result["result"] == "Ready"
-    assert result["losses"] == []
-    assert any(
-        "ModelCache qwen3-0-6b not found; keeping the running workload" in t
-        for t in verdict["told"]
-    )
+    assert verdict["at_risk"] == [], "no claim Terminating"
+    assert verdict["lost"] == [] and result["losses"] == []
+    assert CACHE_IN_USE not in result["deleted"] and result["xrs"][CACHE_IN_USE]["ready"]
+    [refusal] = result["refusals"]
+    assert (refusal["round"], refusal["what"]) == (8, CACHE_IN_USE)
+    assert "in-use by 2 usage(s)" in refusal["message"]
+    assert "by resource ModelReplica/qwen3-0-6b-gke-" in refusal["message"]
+    assert any("deletion refused" in line for line in verdict["told"]), verdict["told"]
     for cluster in ("gke-a", "gke-b"):
-        assert remote(result, cluster, "Deployment")
+        assert _precious(baseline, cluster) <= _precious(result, cluster)
+        claims = remote(result, cluster, "PersistentVolumeClaim")
+        assert claims and not any(c["terminating"] for c in claims)
+    assert result["result"] == "Ready", result["reason"]
+    assert verdict["survived"], verdict
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known: deleting a ModelCache in use deletes its claim (reclaimPolicy Delete); "
-    "pvc-protection keeps it Terminating only while pods mount it",
-)
-def test_cache_deleted_while_in_use_leaves_no_claim_terminating(functions, two_clusters):
-    result = run(functions, two_clusters, "cache-deleted:ml-team/qwen3-0-6b@8+2")
-    assert result["faults"][0]["at_risk"] == []
+def test_a_refused_cache_deletion_happens_once_the_deployment_is_deleted(functions, two_clusters):
+    """replayDeletion: deleting the deployment and the cache together works, in order."""
+    fleet = load_fleet(two_clusters)
+    plane = ControlPlane(
+        fleet, repository_compositions(), functions, workload_clusters(fleet, {}), []
+    )
+    while not plane.all_ready() and plane.round < 30:
+        plane.run_round()
+    assert plane.all_ready()
+    cache = (API_VERSION, MODEL_CACHE, "ml-team", "qwen3-0-6b")
+    deployment = (API_VERSION, MODEL_DEPLOYMENT, "ml-team", "qwen3-0-6b")
+    assert len(plane.usages_of(cache)) == 2, "one Usage per replica (one per cluster)"
+
+    assert not plane.delete(cache, "kubectl delete modelcache")
+    assert cache in plane.store
+    assert plane.delete(deployment, "kubectl delete modeldeployment")
+    assert cache not in plane.store, "replayed once the replicas and their Usages were gone"
+    plane.run_round()
+    for cluster in plane.clusters.values():
+        kinds = {kind for kind, _, _ in cluster.objects}
+        assert not kinds & {"Deployment", "PersistentVolumeClaim"}, cluster.name
+    assert plane.losses == []
 
 
 # --- the command ----------------------------------------------------------------------------

@@ -84,7 +84,7 @@ def simulate_fleet(
     if not compositions:
         raise FleetError("cannot find this repository's Compositions (apis/*/composition.yaml)")
     plane = ControlPlane(fleet, compositions, call, workload_clusters(fleet, settings), faults)
-    noted = 0
+    noted = refused = 0
     while plane.round < limit:
         plane.run_round()
         for fault, first in plane.applied.items():
@@ -93,6 +93,9 @@ def simulate_fleet(
         for loss in plane.losses[noted:]:
             timeline.note(plane.round, f"LOST {loss.what} on {loss.cluster} ({loss.owner})")
         noted = len(plane.losses)
+        for refusal in plane.refusals[refused:]:
+            timeline.tell(refusal.round, refusal.what, refusal.message)
+        refused = len(plane.refusals)
         xrs = plane.xrs()
         timeline.record(plane.round, xrs)
         ready = sum(1 for x in xrs if condition(x, "Ready").get("status") == "True")
@@ -122,6 +125,7 @@ def simulate_fleet(
         "events": [asdict(e) for e in plane.events],
         "faults": [asdict(v) for v in verdicts],
         "losses": [asdict(x) for x in plane.losses],
+        "refusals": [asdict(x) for x in plane.refusals],
         "clusters": _inventory(plane),
         "ignored": fleet.ignored,
     }

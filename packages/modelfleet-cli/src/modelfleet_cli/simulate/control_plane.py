@@ -6,7 +6,8 @@ observed composed resources as the simulated providers report them and required 
 resolved from the control plane's current objects. Desired resources are created or updated;
 resources a function leaves out are deleted, as Crossplane does. Then the providers apply
 managed resources to the workload clusters, the clusters' controllers act, and the providers
-observe the result.
+observe the result. Crossplane Usages are honoured: deleting a resource in use is refused
+(and, with `replayDeletion`, carried out once its last Usage is gone).
 """
 
 import base64
@@ -36,6 +37,7 @@ from modelfleet_cli.pipeline import (
     set_conditions,
 )
 from modelfleet_cli.simulate import faults as f
+from modelfleet_cli.simulate import usages as u
 from modelfleet_cli.simulate.fleet import XR_ORDER, Fleet, xr_id
 from modelfleet_cli.simulate.provider import Providers, is_managed
 from modelfleet_cli.simulate.workload import HydrationFault, Pool, WorkloadCluster
@@ -93,6 +95,16 @@ class Event:
     message: str
 
 
+@dataclass
+class Refusal:
+    """A deletion the API server refused because the object is in use (what `kubectl
+    delete` would print)."""
+
+    round: int
+    what: str
+    message: str
+
+
 def workload_clusters(fleet: Fleet, settings: dict[str, Any]) -> dict[str, WorkloadCluster]:
     """One simulated cluster per InferenceCluster of the fleet, shaped by its spec (pools,
     its named StorageClass) and by `simulation.yaml` (`clusters.<name>`: extra
@@ -141,10 +153,15 @@ class ControlPlane:
     roots: dict[Key, Key] = field(default_factory=dict)
     losses: list[Loss] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
+    refusals: list[Refusal] = field(default_factory=list)
+    # Usages that refused a deletion and replay it once deleted: Usage -> the object in use.
+    deletion_attempts: dict[Key, Key] = field(default_factory=dict)
     applied: dict[str, int] = field(default_factory=dict)  # fault -> round first applied
     round: int = 0
     _current: Key | None = None
     _serial: int = 0
+    _deleting: int = 0  # depth of nested delete() calls (an XR takes its children)
+    _replays: list[tuple[Key, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.pc_cluster: dict[str, str] = {}
@@ -388,20 +405,55 @@ class ControlPlane:
         if cluster and self._cluster_registered(cluster):
             self.losses.append(Loss(self.round, what, cluster, xr_id(self.store[owner])))
 
-    def delete(self, key: Key, reason: str) -> None:
+    def usages_of(self, key: Key) -> list[Key]:
+        """The Usages in the store that protect `key`."""
+        return sorted(
+            k for k, obj in self.store.items() if u.is_usage(obj) and u.used_key(obj) == key
+        )
+
+    def delete(self, key: Key, reason: str) -> bool:
         """Delete an object from the control plane; an XR takes its composed resources with
-        it, a managed resource its remote object (as its management policies allow)."""
+        it, a managed resource its remote object (as its management policies allow). An
+        object in use by a Usage is not deleted (False), as Crossplane's webhook refuses it."""
         obj = self.store.get(key)
         if obj is None:
-            return
-        for child in list(self.refs.get(key, {}).values()):
-            self.delete(child, f"{xr_id(obj)} deleted")
-        self.refs.pop(key, None)
-        self.roots.pop(key, None)
-        if is_managed(obj):
-            outcome = self.providers.delete(obj, reason)
-            self.events.append(Event(self.round, xr_id(obj), "Normal", f"{outcome} ({reason})"))
-        del self.store[key]
+            return True
+        blocking = self.usages_of(key)
+        if blocking:
+            self._refuse(key, obj, blocking, reason)
+            return False
+        self._deleting += 1
+        try:
+            for child in list(self.refs.get(key, {}).values()):
+                self.delete(child, f"{xr_id(obj)} deleted")
+            self.refs.pop(key, None)
+            self.roots.pop(key, None)
+            if is_managed(obj):
+                outcome = self.providers.delete(obj, reason)
+                self.events.append(Event(self.round, xr_id(obj), "Normal", f"{outcome} ({reason})"))
+            del self.store[key]
+            used = self.deletion_attempts.pop(key, None)
+            if used is not None:
+                self._replays.append((used, f"replayed: its {xr_id(obj)} was deleted"))
+        finally:
+            self._deleting -= 1
+        if not self._deleting:
+            # A Usage with `by` goes only once its user is gone: replay after the whole
+            # cascade, not in the middle of it.
+            while self._replays:
+                used, why = self._replays.pop(0)
+                if used in self.store:
+                    self.delete(used, why)
+        return True
+
+    def _refuse(self, key: Key, obj: dict[str, Any], blocking: list[Key], reason: str) -> None:
+        usages = [self.store[k] for k in blocking]
+        message = f"deletion refused ({reason}): {u.in_use_message(usages)}"
+        self.refusals.append(Refusal(self.round, xr_id(obj), message))
+        self.events.append(Event(self.round, xr_id(obj), "Warning", message))
+        for usage_key, usage in zip(blocking, usages, strict=True):
+            if u.replays_deletion(usage):
+                self.deletion_attempts[usage_key] = key
 
     # --- what the timeline reads ----------------------------------------------------------
 

@@ -128,6 +128,12 @@ class Timeline:
         """Something that happened to the fleet (a fault, a remote deletion)."""
         self._print(f"round {round_no:<3} ! {text}")
 
+    def tell(self, round_no: int, ident: str, text: str) -> None:
+        """Something the user is told directly, outside any status (a refused deletion is
+        the answer to their `kubectl delete`)."""
+        self._print(f"round {round_no:<3} ! {ident}: {text}")
+        self.messages.append((round_no, ident, text))
+
     def _print(self, text: str) -> None:
         if self.out is not None:
             Progress.clear()
