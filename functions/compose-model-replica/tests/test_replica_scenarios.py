@@ -1,5 +1,6 @@
 """ModelReplica scenarios: placement + cluster + cache -> the workload composed, the phase said."""
 
+import copy
 from typing import Any
 
 import pytest
@@ -14,7 +15,7 @@ from modelfleet_devtools.requests import (
     events,
     run_function_request,
 )
-from modelfleet_devtools.validation import assert_valid, require_shared_schemas
+from modelfleet_devtools.validation import assert_valid, require_shared_schemas, validate_manifest
 from modelfleet_devtools.world import H100, inference_cluster, observed_object
 
 RUNNER = SafeRunner(run_function, "compose-model-replica")
@@ -879,3 +880,10 @@ def test_the_usage_validates_against_crossplanes_crd():
         assert_valid(
             usage | {"metadata": {**usage["metadata"], "name": "x", "namespace": "ml-team"}}
         )
+    # The same check rejects what Crossplane's CRD rejects (CEL included), so it can fail.
+    stray = copy.deepcopy(usage)
+    del stray["spec"]["by"], stray["spec"]["reason"]
+    stray["spec"]["of"]["resourceRef"]["namespace"] = "other-team"
+    errors = " ".join(validate_manifest(stray | {"metadata": {"name": "x"}}))
+    assert 'either "spec.by" or "spec.reason" must be specified' in errors
+    assert 'cross-namespace "spec.of" is not allowed without "spec.by"' in errors

@@ -139,6 +139,62 @@ def _schema_errors(validator: jsonschema.Draft7Validator, obj: dict[str, Any]) -
     ]
 
 
+# Kubernetes makes property names usable in CEL by escaping them: a CEL keyword `k` becomes
+# `__k__`, and `__`, `.`, `-`, `/` become `__underscores__`, `__dot__`, `__dash__`,
+# `__slash__` (map keys under additionalProperties are not escaped). Upstream rules rely on
+# it, e.g. Crossplane's Usage: `has(self.of.resourceRef.__namespace__)`.
+_CEL_KEYWORDS = frozenset(
+    [
+        "true",
+        "false",
+        "null",
+        "in",
+        "as",
+        "break",
+        "const",
+        "continue",
+        "else",
+        "for",
+        "function",
+        "if",
+        "import",
+        "let",
+        "loop",
+        "package",
+        "namespace",
+        "return",
+        "var",
+        "void",
+        "while",
+    ]
+)
+_CEL_ESCAPES = (("__", "__underscores__"), (".", "__dot__"), ("-", "__dash__"), ("/", "__slash__"))
+
+
+def _cel_property(name: str) -> str:
+    if name in _CEL_KEYWORDS:
+        return f"__{name}__"
+    for raw, escaped in _CEL_ESCAPES:
+        name = name.replace(raw, escaped)
+    return name
+
+
+def _cel_value(schema: Any, value: Any) -> Any:
+    """`value` with its declared property names escaped as Kubernetes does for CEL."""
+    if not isinstance(schema, dict):
+        return value
+    if isinstance(value, dict):
+        properties = schema.get("properties") or {}
+        extra = schema.get("additionalProperties")
+        return {
+            (_cel_property(k) if k in properties else k): _cel_value(properties.get(k, extra), v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_cel_value(schema.get("items"), v) for v in value]
+    return value
+
+
 @functools.cache
 def _cel_program(rule: str) -> Any:
     env = celpy.Environment()
@@ -156,7 +212,7 @@ def cel_errors(schema: dict[str, Any], value: Any, path: str = "") -> list[str]:
         if "oldSelf" in expr:
             continue
         try:
-            ok = _cel_program(expr).evaluate({"self": celpy.json_to_cel(value)})
+            ok = _cel_program(expr).evaluate({"self": celpy.json_to_cel(_cel_value(schema, value))})
         except Exception as exc:  # a rule that cannot be evaluated is itself an error
             errors.append(f"{path or '<root>'}: rule {expr!r} could not be evaluated: {exc}")
             continue
