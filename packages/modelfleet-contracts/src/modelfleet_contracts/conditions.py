@@ -6,7 +6,7 @@ from typing import Any
 from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from modelfleet_contracts.fields import mapping_at
+from modelfleet_contracts.fields import list_at, mapping_at
 
 
 @dataclass(frozen=True)
@@ -25,8 +25,7 @@ class Status:
 
 def previous_condition(observed_xr: dict[str, Any], typ: str) -> dict[str, Any] | None:
     """The condition of type `typ` the XR carried when this reconcile began."""
-    status = mapping_at(observed_xr, "status")
-    for c in status.get("conditions") or []:
+    for c in list_at(mapping_at(observed_xr, "status"), "conditions"):
         if isinstance(c, dict) and c.get("type") == typ:
             return c
     return None
