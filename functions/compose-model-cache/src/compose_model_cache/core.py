@@ -1,7 +1,8 @@
 """Deciding what a ModelCache composes and reports, from plain data.
 
 Input: the XR, the InferenceClusters Crossplane resolved (None while unresolved) and the
-observed composed resources. Output: desired resources, the status, conditions, readiness.
+facts observed of the composed resources (`ObservedObject`). Output: desired resources,
+the observed ones to keep unchanged, the status, conditions, readiness.
 Clusters that still match keep everything composed for them whatever their status does
 for a moment; only a cluster that no longer matches (or no longer exists) loses its objects.
 """
@@ -13,7 +14,7 @@ from modelfleet_contracts.conditions import Status
 from modelfleet_contracts.fields import list_at, mapping_at
 from modelfleet_contracts.models.modelcache import ModelCacheSpec
 from modelfleet_contracts.naming import composed_key
-from modelfleet_contracts.objects import carry_forward
+from modelfleet_contracts.observed import ObservedObject
 from modelfleet_contracts.outcome import Outcome
 from pydantic import ValidationError
 
@@ -71,7 +72,7 @@ def why_cannot_stage(view: ClusterView, byo_claim: bool) -> str | None:
 def compose_cache(
     xr: dict[str, Any],
     clusters: list[dict[str, Any]] | None,
-    observed: dict[str, dict[str, Any]],
+    observed: dict[str, ObservedObject],
 ) -> Outcome:
     spec, problem = parse_spec(mapping_at(xr, "spec"))
     if problem:
@@ -106,7 +107,7 @@ def compose_cache(
     rows: list[dict[str, Any]] = []
     phases: list[ClusterPhase] = []
     for view in matched:
-        phase = _compose_cluster(cache, view, previous.get(view.name), observed, outcome.desired)
+        phase = _compose_cluster(cache, view, previous.get(view.name), observed, outcome)
         phases.append(phase)
         row = {
             "name": view.name,
@@ -130,17 +131,17 @@ def _compose_cluster(
     cache: CacheRef,
     view: ClusterView,
     previous_row: dict[str, Any] | None,
-    observed: dict[str, dict[str, Any]],
-    desired: dict[str, dict[str, Any]],
+    observed: dict[str, ObservedObject],
+    outcome: Outcome,
 ) -> ClusterPhase:
-    """Compose what `view` needs into `desired`; return its phase."""
+    """Compose what `view` needs into `outcome` (desired or kept as observed); its phase."""
+    desired = outcome.desired
     claim_key, secret_key, job_key = resource_keys(view.name)
     blocked = why_cannot_stage(view, bool(cache.existing_claim))
     if blocked:
         # A status that flaps must not cost the weights: keep what is there, say why.
         kept = [k for k in (claim_key, secret_key, job_key) if k in observed]
-        for key in kept:
-            desired[key] = carry_forward(observed[key])
+        outcome.kept += kept
         if kept and previous_row and previous_row.get("phase"):
             return ClusterPhase(
                 str(previous_row["phase"]), f"{blocked}; keeping what is staged there"
@@ -178,5 +179,5 @@ def _compose_cluster(
     if phase.phase != READY and not phase.problem:
         desired[job_key] = job_object(cache, view)
     elif phase.problem and job_key in observed:
-        desired[job_key] = carry_forward(observed[job_key])  # never cut a running download
+        outcome.kept.append(job_key)  # never cut a running download
     return phase

@@ -7,6 +7,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts import structs
 from modelfleet_contracts.api import API_VERSION, INFERENCE_CLUSTER
 from modelfleet_contracts.fields import mapping_at
+from modelfleet_contracts.observed import read_observed
 from modelfleet_contracts.outcome import apply_outcome
 
 from compose_model_cache.core import compose_cache
@@ -29,18 +30,42 @@ def require_clusters(rsp: fnv1.RunFunctionResponse, spec: dict[str, Any]) -> Non
     )
 
 
+# What the core reads, and only that, is converted to plain data (SPEC §8 scale: a
+# 1000-cluster request is millions of values; the decisions need a few per cluster).
+XR_PATHS: structs.Paths = {
+    "apiVersion": None,
+    "kind": None,
+    "metadata": None,
+    "spec": None,
+    # The previous rows: what latches Ready and keeps a blocked cluster's phase.
+    "status": {"conditions": None, "clusters": {"name": None, "phase": None, "fingerprint": None}},
+}
+CLUSTER_PATHS: structs.Paths = {
+    "metadata": {"name": None, "labels": None},
+    "status": {
+        "providerConfigName": None,
+        "workloadNamespace": None,
+        "conditions": None,
+        "storage": None,
+    },
+}
+
+
 def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
-    xr = structs.to_dict(req.observed.composite.resource)
+    xr = structs.project(req.observed.composite.resource, XR_PATHS)
     require_clusters(rsp, mapping_at(xr, "spec"))
     clusters = (
-        [structs.to_dict(item.resource) for item in req.required_resources[CLUSTERS].items]
+        [
+            structs.project(item.resource, CLUSTER_PATHS)
+            for item in req.required_resources[CLUSTERS].items
+        ]
         if CLUSTERS in req.required_resources
         else None
     )
-    # Only the parts of each observed Object the core reads (not the echoed manifests).
-    observed = {
-        name: structs.observed_object(r.resource) for name, r in req.observed.resources.items()
-    }
+    resources = req.observed.resources
+    # The few facts the phases derive from; Objects kept unchanged are copied as protobuf
+    # (Outcome.kept), so no observed manifest is ever converted.
+    observed = {name: read_observed(resources[name].resource) for name in resources}
     outcome = compose_cache(xr, clusters, observed)
 
     apply_outcome(req, rsp, xr, outcome, progress_reasons=PROGRESS_REASONS)

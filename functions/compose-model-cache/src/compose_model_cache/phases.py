@@ -6,10 +6,8 @@ starts over.
 """
 
 from dataclasses import dataclass
-from typing import Any
 
-from modelfleet_contracts.fields import list_at, mapping_at
-from modelfleet_contracts.objects import remote_status
+from modelfleet_contracts.observed import ObservedObject
 
 PENDING, HYDRATING, READY, FAILED = "Pending", "Hydrating", "Ready", "Failed"
 
@@ -29,17 +27,9 @@ class ClusterPhase:
 class Observed:
     """The composed Objects of one cluster as Crossplane observed them (None: not there)."""
 
-    claim: dict[str, Any] | None = None
-    secret: dict[str, Any] | None = None
-    job: dict[str, Any] | None = None
-
-
-def _false_condition_message(obj: dict[str, Any]) -> str:
-    """The message of the Object's first False Synced/Ready condition, if any."""
-    for c in list_at(mapping_at(obj, "status"), "conditions"):
-        if isinstance(c, dict) and c.get("status") == "False" and c.get("message"):
-            return str(c["message"])
-    return ""
+    claim: ObservedObject | None = None
+    secret: ObservedObject | None = None
+    job: ObservedObject | None = None
 
 
 def _mentions_missing(message: str) -> bool:
@@ -47,16 +37,9 @@ def _mentions_missing(message: str) -> bool:
     return "not found" in text or "does not exist" in text or "notfound" in text
 
 
-def _true(conditions: list[Any], typ: str) -> dict[str, Any] | None:
-    for c in conditions:
-        if isinstance(c, dict) and c.get("type") == typ and c.get("status") == "True":
-            return c
-    return None
-
-
-def secret_missing(secret: dict[str, Any] | None) -> bool:
+def secret_missing(secret: ObservedObject | None) -> bool:
     """provider-kubernetes could not copy the user's Secret (it reports that on the Object)."""
-    return secret is not None and _mentions_missing(_false_condition_message(secret))
+    return secret is not None and _mentions_missing(secret.failure_message)
 
 
 def derive_cluster_phase(
@@ -76,17 +59,16 @@ def derive_cluster_phase(
         return ClusterPhase(READY)
     if observed.claim is None:
         return ClusterPhase(PENDING, f"creating claim {claim_name} in {namespace}")
-    claim_status = remote_status(observed.claim)
-    if claim_status.get("phase") != "Bound":
-        problem = _false_condition_message(observed.claim)
-        if byo_claim and (_mentions_missing(problem) or not claim_status):
+    claim = observed.claim
+    if claim.remote_phase != "Bound":
+        if byo_claim and (_mentions_missing(claim.failure_message) or not claim.remote_seen):
             return ClusterPhase(
                 PENDING,
                 f"claim {claim_name} not found in namespace {namespace} on cluster {cluster}; "
                 "create it (ReadWriteMany) or remove storage.existingClaimName",
                 CLAIM_NOT_FOUND,
             )
-        phase = claim_status.get("phase") or "not yet observed"
+        phase = claim.remote_phase or "not yet observed"
         return ClusterPhase(PENDING, f"claim {claim_name} not bound ({phase})")
     if secret_ref and secret_missing(observed.secret):
         return ClusterPhase(
@@ -97,16 +79,15 @@ def derive_cluster_phase(
         )
     if observed.job is None:
         return ClusterPhase(HYDRATING, "claim bound; starting the hydration Job")
-    job = remote_status(observed.job)
-    conditions = list_at(job, "conditions")
-    if _true(conditions, "Complete") or (job.get("succeeded") or 0) > 0:
+    job = observed.job
+    if job.remote_condition("Complete") or job.remote_succeeded > 0:
         return ClusterPhase(READY)
-    failed = _true(conditions, "Failed")
+    failed = job.remote_condition("Failed")
     if failed:
-        reason = failed.get("reason") or "Failed"
-        detail = failed.get("message") or "the hydration Job failed"
+        reason = failed.reason or "Failed"
+        detail = failed.message or "the hydration Job failed"
         return ClusterPhase(FAILED, f"hydration failed ({reason}): {detail}")
-    attempts = int(job.get("failed") or 0)
+    attempts = job.remote_failed
     if attempts:
         return ClusterPhase(
             HYDRATING, f"downloading; {attempts} of {backoff_limit + 1} attempts failed so far"

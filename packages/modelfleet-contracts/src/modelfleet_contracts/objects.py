@@ -90,7 +90,7 @@ def remote_status(observed_object: dict[str, Any]) -> dict[str, Any]:
     return mapping_path(observed_object, "status", "atProvider", "manifest", "status")
 
 
-_SERVER_SET_METADATA = (
+SERVER_SET_METADATA = (
     "uid",
     "resourceVersion",
     "generation",
@@ -108,7 +108,7 @@ def carry_forward(observed: dict[str, Any]) -> dict[str, Any]:
     """An observed composed resource as a desired one: same identity and spec, no status and
     no server-set metadata. Used to keep what was composed when an input is uncertain."""
     metadata = {
-        k: v for k, v in mapping_at(observed, "metadata").items() if k not in _SERVER_SET_METADATA
+        k: v for k, v in mapping_at(observed, "metadata").items() if k not in SERVER_SET_METADATA
     }
     desired: dict[str, Any] = {
         "apiVersion": observed.get("apiVersion"),

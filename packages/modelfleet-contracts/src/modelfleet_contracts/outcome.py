@@ -6,6 +6,7 @@ from typing import Any
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelfleet_contracts import structs
+from modelfleet_contracts.carry import carry_forward_into
 from modelfleet_contracts.conditions import Status, report, set_composite_ready
 from modelfleet_contracts.runner import keep_observed_resources, keep_observed_status
 
@@ -14,12 +15,15 @@ from modelfleet_contracts.runner import keep_observed_resources, keep_observed_s
 class Outcome:
     """Desired composed resources, XR status, conditions and readiness.
 
+    `kept`: names of observed composed resources to carry forward unchanged (what the
+    function cannot decide about for now); copied at the protobuf level, never converted.
     `keep_everything`: the input could not be acted on (unresolved requirement, invalid
     spec), so every observed composed resource and the previous status are kept as they are
     and only `conditions` say why.
     """
 
     desired: dict[str, dict[str, Any]] = field(default_factory=dict)
+    kept: list[str] = field(default_factory=list)
     status: dict[str, Any] | None = None
     conditions: list[Status] = field(default_factory=list)
     ready: bool = False
@@ -38,6 +42,10 @@ def apply_outcome(
         keep_observed_resources(req, rsp)
         keep_observed_status(req, rsp)
     else:
+        observed = req.observed.resources
+        for name in outcome.kept:
+            if name in observed and name not in outcome.desired:
+                carry_forward_into(rsp.desired.resources[name].resource, observed[name].resource)
         for name, desired in outcome.desired.items():
             structs.update(rsp.desired.resources[name].resource, desired)
         if outcome.status is not None:

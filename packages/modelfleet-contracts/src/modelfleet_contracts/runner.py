@@ -16,7 +16,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
 from modelfleet_contracts import structs
-from modelfleet_contracts.objects import carry_forward
+from modelfleet_contracts.carry import carry_forward_into
 
 Core = Callable[[fnv1.RunFunctionRequest, fnv1.RunFunctionResponse], None]
 
@@ -26,11 +26,11 @@ log = logging.getLogger("modelfleet")
 def keep_observed_resources(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
     """Put every observed composed resource that is not already desired back into the
     desired state, so nothing is deleted while the function cannot decide."""
-    for name, observed in req.observed.resources.items():
-        if name in rsp.desired.resources:
-            continue
-        kept = carry_forward(structs.to_dict(observed.resource))
-        structs.update(rsp.desired.resources[name].resource, kept)
+    observed = req.observed.resources
+    desired = rsp.desired.resources
+    for name in observed:
+        if name not in desired:
+            carry_forward_into(desired[name].resource, observed[name].resource)
 
 
 def keep_observed_status(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:

@@ -8,7 +8,7 @@ manifest's body and server bookkeeping (`managedFields`).
 """
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeAlias
 
 from google.protobuf import struct_pb2
 
@@ -133,3 +133,26 @@ def with_named_rows(s: struct_pb2.Struct, path: tuple[str, ...], name: str) -> d
         else:
             out[key] = _value(v)
     return out
+
+
+# What to convert of a Struct: a nested mapping of keys; `None` converts the whole value
+# below that key. A mapping applied to a list applies to each of its items.
+Paths: TypeAlias = Mapping[str, "Paths | None"]
+
+
+def project(s: struct_pb2.Struct, paths: Paths) -> dict[str, Any]:
+    """Only the parts of `s` at `paths`, as plain data. A key that is absent stays absent; a
+    value of another shape than `paths` expects is converted whole, as tolerant readers
+    expect it. Keys are tested before indexing: indexing a missing key would add it."""
+    fields = s.fields
+    return {key: _projected(fields[key], below) for key, below in paths.items() if key in fields}
+
+
+def _projected(v: struct_pb2.Value, below: Paths | None) -> Any:
+    if below is not None:
+        kind = v.WhichOneof("kind")
+        if kind == "struct_value":
+            return project(v.struct_value, below)
+        if kind == "list_value":
+            return [_projected(x, below) for x in v.list_value.values]
+    return _value(v)

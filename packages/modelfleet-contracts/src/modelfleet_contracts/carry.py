@@ -1,0 +1,35 @@
+"""Carrying observed composed resources forward at the protobuf level.
+
+The same result as `objects.carry_forward` (identity and spec kept, status and server-set
+metadata dropped), without converting the resource to plain data and back: a function that
+keeps an Object unchanged pays for a copy in C, not for every value of its manifest.
+"""
+
+from google.protobuf import struct_pb2
+
+from modelfleet_contracts.objects import SERVER_SET_METADATA
+
+_KEPT = frozenset({"apiVersion", "kind", "metadata", "spec"})
+
+
+def carry_forward_into(target: struct_pb2.Struct, observed: struct_pb2.Struct) -> None:
+    """Write `observed` into `target` as a desired resource (see `objects.carry_forward`)."""
+    target.CopyFrom(observed)
+    fields = target.fields
+    for key in [k for k in fields if k not in _KEPT]:
+        del fields[key]
+    for key in ("apiVersion", "kind"):
+        if key not in fields:
+            fields[key].null_value = struct_pb2.NULL_VALUE
+    if "metadata" not in fields:
+        return
+    metadata = fields["metadata"]
+    if metadata.WhichOneof("kind") != "struct_value":
+        del fields["metadata"]
+        return
+    meta_fields = metadata.struct_value.fields
+    for key in SERVER_SET_METADATA:
+        if key in meta_fields:
+            del meta_fields[key]
+    if not meta_fields:
+        del fields["metadata"]

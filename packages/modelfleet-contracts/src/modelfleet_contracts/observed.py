@@ -1,0 +1,150 @@
+"""What functions act on of an observed provider-kubernetes Object, as small plain facts.
+
+An observed Object carries its manifest twice (as composed, and echoed with the remote
+object), server bookkeeping and conditions: hundreds of values, of which a function decides
+on a handful. `read_observed` takes those few straight from the protobuf Struct;
+`observed_facts` takes the same from plain data. Both are tolerant: a field of another shape
+reads as absent (empty string, zero), never raises.
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+from google.protobuf import struct_pb2
+
+from modelfleet_contracts.fields import list_at, mapping_at, mapping_path
+
+
+@dataclass(frozen=True)
+class Condition:
+    type: str
+    status: str
+    reason: str = ""
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class ObservedObject:
+    """The remote object's status as provider-kubernetes last saw it
+    (`status.atProvider.manifest.status`), and why the Object itself is failing."""
+
+    remote_seen: bool = False  # the remote status is a non-empty mapping
+    remote_phase: str = ""
+    remote_conditions: tuple[Condition, ...] = ()
+    remote_succeeded: int = 0
+    remote_failed: int = 0
+    # The message of the Object's first False condition (Synced/Ready) that has one.
+    failure_message: str = ""
+
+    def remote_condition(self, typ: str, status: str = "True") -> Condition | None:
+        for c in self.remote_conditions:
+            if c.type == typ and c.status == status:
+                return c
+        return None
+
+
+# --- from protobuf ---------------------------------------------------------------------
+
+
+def _struct(fields: Any, key: str) -> Any:
+    """`fields[key]`'s Struct fields when it is a Struct, else None (`get`: never inserts)."""
+    v = fields.get(key)
+    return v.struct_value.fields if v is not None and v.HasField("struct_value") else None
+
+
+def _string(fields: Any, key: str) -> str:
+    v = fields.get(key)
+    return v.string_value if v is not None else ""  # "" when the value is not a string
+
+
+def _count(fields: Any, key: str) -> int:
+    v = fields.get(key)
+    if v is None or not v.HasField("number_value"):
+        return 0
+    n = v.number_value
+    return int(n) if 0 <= n < 2**53 else 0
+
+
+def _conditions(fields: Any) -> list[Any]:
+    v = fields.get("conditions")
+    if v is None or not v.HasField("list_value"):
+        return []
+    return [c.struct_value.fields for c in v.list_value.values if c.HasField("struct_value")]
+
+
+def read_observed(s: struct_pb2.Struct) -> ObservedObject:
+    """The facts of an observed Object, read from its Struct without converting it."""
+    status = _struct(s.fields, "status")
+    if status is None:
+        return ObservedObject()
+    failure = ""
+    for c in _conditions(status):
+        if _string(c, "status") == "False" and (message := _string(c, "message")):
+            failure = message
+            break
+    remote = _struct(status, "atProvider")
+    remote = _struct(remote, "manifest") if remote is not None else None
+    remote = _struct(remote, "status") if remote is not None else None
+    if not remote:
+        return ObservedObject(failure_message=failure)
+    return ObservedObject(
+        remote_seen=True,
+        remote_phase=_string(remote, "phase"),
+        remote_conditions=tuple(
+            Condition(
+                _string(c, "type"),
+                _string(c, "status"),
+                _string(c, "reason"),
+                _string(c, "message"),
+            )
+            for c in _conditions(remote)
+        ),
+        remote_succeeded=_count(remote, "succeeded"),
+        remote_failed=_count(remote, "failed"),
+        failure_message=failure,
+    )
+
+
+# --- from plain data -------------------------------------------------------------------
+
+
+def _plain_string(obj: dict[str, Any], key: str) -> str:
+    value = obj.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def _plain_count(obj: dict[str, Any], key: str) -> int:
+    value = obj.get(key)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    return int(value) if 0 <= value < 2**53 else 0
+
+
+def observed_facts(obj: dict[str, Any]) -> ObservedObject:
+    """The same facts as `read_observed`, from an observed Object as plain data."""
+    failure = ""
+    for c in list_at(mapping_at(obj, "status"), "conditions"):
+        message = _plain_string(c, "message") if isinstance(c, dict) else ""
+        if message and c.get("status") == "False":
+            failure = message
+            break
+    remote = mapping_path(obj, "status", "atProvider", "manifest", "status")
+    if not remote:
+        return ObservedObject(failure_message=failure)
+    return ObservedObject(
+        remote_seen=True,
+        remote_phase=_plain_string(remote, "phase"),
+        remote_conditions=tuple(
+            Condition(
+                _plain_string(c, "type"),
+                _plain_string(c, "status"),
+                _plain_string(c, "reason"),
+                _plain_string(c, "message"),
+            )
+            for c in list_at(remote, "conditions")
+            if isinstance(c, dict)
+        ),
+        remote_succeeded=_plain_count(remote, "succeeded"),
+        remote_failed=_plain_count(remote, "failed"),
+        failure_message=failure,
+    )

@@ -1,0 +1,90 @@
+"""observed: the few facts a function acts on of an observed Object are the same whether read
+straight from protobuf or from plain data, and a field of another shape never raises."""
+
+from typing import Any
+
+from google.protobuf import struct_pb2
+from hypothesis import given
+from hypothesis import strategies as st
+from modelfleet_contracts import structs
+from modelfleet_contracts.observed import Condition, ObservedObject, observed_facts, read_observed
+
+odd = (
+    st.none() | st.booleans() | st.text(max_size=6) | st.floats() | st.lists(st.none(), max_size=2)
+)
+condition = st.dictionaries(
+    st.sampled_from(["type", "status", "reason", "message"]),
+    st.sampled_from(["Complete", "Failed", "True", "False", "not found"]) | odd,
+    max_size=4,
+)
+conditions = st.lists(condition | odd, max_size=3) | odd
+remote = st.dictionaries(
+    st.sampled_from(["phase", "conditions", "succeeded", "failed", "active"]),
+    conditions | st.integers(-3, 5) | st.sampled_from(["Bound", "Pending"]) | odd,
+    max_size=4,
+)
+observed = st.fixed_dictionaries(
+    {},
+    optional={
+        "status": st.fixed_dictionaries(
+            {},
+            optional={
+                "conditions": conditions,
+                "atProvider": st.fixed_dictionaries(
+                    {},
+                    optional={"manifest": st.fixed_dictionaries({}, optional={"status": remote})},
+                )
+                | odd,
+            },
+        )
+        | odd
+    },
+)
+
+
+def struct_of(data: dict[str, Any]) -> struct_pb2.Struct:
+    s = struct_pb2.Struct()
+    structs.update(s, data)
+    return s
+
+
+@given(observed)
+def test_protobuf_and_plain_readers_agree_on_any_shape(data):
+    s = struct_of(data)
+    before = s.SerializeToString(deterministic=True)
+    # Plain data as Crossplane sends it: numbers are floats.
+    assert read_observed(s) == observed_facts(structs.to_dict(s))
+    assert s.SerializeToString(deterministic=True) == before, "reading must not add keys"
+
+
+def test_a_completed_job_and_a_missing_secret_read_as_such():
+    job = {
+        "status": {
+            "conditions": [{"type": "Synced", "status": "True"}],
+            "atProvider": {
+                "manifest": {
+                    "kind": "Job",
+                    "status": {
+                        "succeeded": 1,
+                        "failed": 2,
+                        "conditions": [{"type": "Complete", "status": "True"}],
+                    },
+                }
+            },
+        }
+    }
+    facts = read_observed(struct_of(job))
+    assert facts.remote_seen and facts.remote_succeeded == 1 and facts.remote_failed == 2
+    assert facts.remote_condition("Complete") == Condition("Complete", "True")
+    assert facts.remote_condition("Failed") is None
+
+    secret = {
+        "status": {
+            "conditions": [
+                {"type": "Synced", "status": "False", "message": 'secrets "hf" not found'},
+            ]
+        }
+    }
+    assert read_observed(struct_of(secret)) == ObservedObject(
+        failure_message='secrets "hf" not found'
+    )

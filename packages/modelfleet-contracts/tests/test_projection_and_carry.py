@@ -1,0 +1,93 @@
+"""Reading and keeping observed resources without converting all of them: a projection gives
+exactly the plain data at its paths, and carrying forward in protobuf gives what
+`objects.carry_forward` gives on the converted resource."""
+
+from typing import Any
+
+from google.protobuf import struct_pb2
+from hypothesis import given
+from hypothesis import strategies as st
+from modelfleet_contracts import structs
+from modelfleet_contracts.carry import carry_forward_into
+from modelfleet_contracts.objects import carry_forward
+
+scalars = st.none() | st.booleans() | st.text(max_size=8) | st.integers(-(2**40), 2**40)
+json_values = st.recursive(
+    scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.sampled_from(["a", "b", "status", "uid", "spec"]), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+TOP_KEYS = ["apiVersion", "kind", "metadata", "spec", "status", "extra"]
+METADATA_KEYS = ["name", "labels", "uid", "resourceVersion", "managedFields", "finalizers"]
+resources = st.dictionaries(
+    st.sampled_from(TOP_KEYS),
+    json_values | st.dictionaries(st.sampled_from(METADATA_KEYS), json_values, max_size=4),
+    max_size=6,
+)
+
+
+def struct_of(data: dict[str, Any]) -> struct_pb2.Struct:
+    s = struct_pb2.Struct()
+    structs.update(s, data)
+    return s
+
+
+OBSERVED_OBJECT = {
+    "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+    "kind": "Object",
+    "metadata": {"name": "claim", "uid": "1", "managedFields": [{"manager": "x"}]},
+    "spec": {"forProvider": {"manifest": {"kind": "PersistentVolumeClaim"}}},
+    "status": {
+        "conditions": [{"type": "Ready", "status": "True"}],
+        "atProvider": {"manifest": {"kind": "PersistentVolumeClaim", "status": {"phase": "Bound"}}},
+    },
+}
+
+
+def test_a_projection_converts_only_the_paths_asked_for():
+    paths = {"status": {"conditions": None, "atProvider": {"manifest": {"status": None}}}}
+    assert structs.project(struct_of(OBSERVED_OBJECT), paths) == {
+        "status": {
+            "conditions": [{"type": "Ready", "status": "True"}],
+            "atProvider": {"manifest": {"status": {"phase": "Bound"}}},
+        }
+    }
+
+
+def test_a_projection_applies_to_every_row_of_a_list_and_tolerates_odd_rows():
+    xr = {"status": {"clusters": [{"name": "a", "message": "long"}, "odd", 3, {"phase": "R"}]}}
+    paths = {"status": {"clusters": {"name": None, "phase": None}}}
+    assert structs.project(struct_of(xr), paths) == {
+        "status": {"clusters": [{"name": "a"}, "odd", 3.0, {"phase": "R"}]}
+    }
+
+
+@given(resources)
+def test_a_projection_of_every_key_is_the_whole_conversion_and_adds_nothing(data):
+    s = struct_of(data)
+    before = s.SerializeToString(deterministic=True)
+    assert structs.project(s, {k: None for k in TOP_KEYS}) == structs.to_dict(s)
+    assert structs.project(s, {"status": {"a": None}, "metadata": {"uid": None}}) is not None
+    assert s.SerializeToString(deterministic=True) == before, "reading must not add keys"
+
+
+@given(resources)
+def test_carrying_forward_in_protobuf_is_carry_forward_of_the_plain_resource(data):
+    observed = struct_of(data)
+    target = struct_pb2.Struct()
+    carry_forward_into(target, observed)
+    assert structs.to_dict(target) == carry_forward(structs.to_dict(observed))
+
+
+def test_a_carried_object_keeps_identity_and_spec_but_no_status_or_server_metadata():
+    target = struct_pb2.Struct()
+    carry_forward_into(target, struct_of(OBSERVED_OBJECT))
+    assert structs.to_dict(target) == {
+        "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+        "kind": "Object",
+        "metadata": {"name": "claim"},
+        "spec": {"forProvider": {"manifest": {"kind": "PersistentVolumeClaim"}}},
+    }
