@@ -96,6 +96,29 @@ def _xr_envelope(schema: dict[str, Any]) -> dict[str, Any]:
     return {**schema, "type": "object", "properties": properties}
 
 
+def re2_end_of_text(pattern: str) -> str:
+    """`pattern` with every `$` anchor made end-of-text, as in the API server's Go RE2.
+
+    JSON-Schema validators use Python's `re`, where `$` also matches before a final
+    newline, so `^[a-z]+$` would accept "abc\\n" that Kubernetes rejects.
+    """
+    out, escaped, in_class = [], False, False
+    for ch in pattern:
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch == "[":
+            in_class = True
+        elif ch == "]":
+            in_class = False
+        elif ch == "$" and not in_class:
+            out.append(r"\Z")
+            continue
+        out.append(ch)
+    return "".join(out)
+
+
 def _to_json_schema(node: Any) -> Any:
     """OpenAPI v3 structural schema -> JSON Schema, closing objects that declare their
     properties (the API server would prune anything else)."""
@@ -108,6 +131,8 @@ def _to_json_schema(node: Any) -> Any:
         for k, v in node.items()
         if not k.startswith("x-kubernetes-") and k != "nullable"
     }
+    if isinstance(node.get("pattern"), str):
+        out["pattern"] = re2_end_of_text(node["pattern"])
     if node.get("x-kubernetes-int-or-string"):
         out.pop("type", None)
         out["anyOf"] = [{"type": "integer"}, {"type": "string"}]
