@@ -14,6 +14,7 @@ from modelfleet_contracts.runner import SafeRunner
 from modelfleet_devtools import audit
 from modelfleet_devtools.requests import desired_resources, run_function_request
 from modelfleet_devtools.secrets import HF_TOKEN, TEST_TOKENS, encodings, secret
+from modelfleet_devtools.validation import validate_manifest
 from modelfleet_devtools.world import inference_cluster, observed_object
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "functions/compose-model-cache/tests"))
@@ -139,3 +140,12 @@ def test_every_token_value_in_an_example_secret_is_audited():
                 values += [str(v) for v in (doc.get("stringData") or {}).values()]
     assert values, "the gated-model and s3 examples carry a Secret"
     assert set(values) <= set(TEST_TOKENS.values())
+
+
+@pytest.mark.parametrize("metadata", [None, [], "x"], ids=["null", "list", "string"])
+def test_a_manifest_whose_metadata_is_not_a_mapping_is_reported_not_a_crash(metadata):
+    """Found by the audit: `validate_manifest` raised on `metadata: null` (a fuzzed
+    required resource) instead of reporting it."""
+    manifest = {"apiVersion": "modelfleet.io/v1alpha1", "kind": "ModelCache", "metadata": metadata}
+    errors = validate_manifest(manifest)
+    assert errors and all(e.startswith("ModelCache <unnamed>") for e in errors)

@@ -278,7 +278,9 @@ def validate_manifest(manifest: dict[str, Any]) -> list[str]:
     kind = str(manifest.get("kind", ""))
     if not api_version or not kind:
         return ["<root>: apiVersion and kind are required"]
-    label = f"{kind} {manifest.get('metadata', {}).get('name', '<unnamed>')}"
+    metadata = manifest.get("metadata")
+    name = metadata.get("name", "<unnamed>") if isinstance(metadata, dict) else "<unnamed>"
+    label = f"{kind} {name}"
     if _group(api_version) in _BUILTIN_GROUPS:
         errors = _builtin_errors(manifest)
     else:
