@@ -19,7 +19,7 @@ from modelfleet_contracts.outcome import Outcome
 from pydantic import ValidationError
 
 from compose_model_cache.fingerprint import source_fingerprint
-from compose_model_cache.manifests import CacheRef, claim_object, job_object, secret_object
+from compose_model_cache.manifests import CacheRef, cluster_values
 from compose_model_cache.phases import (
     PENDING,
     READY,
@@ -153,10 +153,10 @@ def _compose_cluster(
         and previous_row.get("phase") == READY
         and previous_row.get("fingerprint") == cache.fingerprint
     )
-    desired[claim_key] = claim_object(cache, view)
-    secret = secret_object(cache, view)
-    if secret:
-        desired[secret_key] = secret
+    values = cluster_values(view)
+    desired[claim_key] = cache.claim_shape.stamp(values)
+    if cache.secret_shape:
+        desired[secret_key] = cache.secret_shape.stamp(values)
     ref = cache.secret_ref
     phase = derive_cluster_phase(
         Observed(observed.get(claim_key), observed.get(secret_key), observed.get(job_key)),
@@ -177,7 +177,7 @@ def _compose_cluster(
     # A failed Job is kept so its reason stays visible; a changed source gets a new Job
     # (the name carries the fingerprint), and a blocked cluster keeps a running one.
     if phase.phase != READY and not phase.problem:
-        desired[job_key] = job_object(cache, view)
+        desired[job_key] = cache.job_shape.stamp(values)
     elif phase.problem and job_key in observed:
         outcome.kept.append(job_key)  # never cut a running download
     return phase

@@ -18,6 +18,7 @@ from modelfleet_contracts.objects import (
     kubernetes_object,
     secret_key_patch,
 )
+from modelfleet_contracts.stamps import Shape, marker
 
 from compose_model_cache.hydrator import DEFAULT_IMAGE, hydration_argv
 
@@ -70,6 +71,43 @@ class CacheRef:
 
     def labels(self, cluster: str) -> dict[str, str]:
         return {**owner_labels(MODEL_CACHE, self.name, self.namespace), CLUSTER_LABEL: cluster}
+
+    # What is composed on every cluster, built once per reconcile with markers where a
+    # cluster's own values go (see `stamps`): 1000 clusters are 1000 copies, not 1000 builds.
+    @cached_property
+    def claim_shape(self) -> Shape:
+        return Shape(claim_object(self, ANY_CLUSTER))
+
+    @cached_property
+    def secret_shape(self) -> Shape | None:
+        secret = secret_object(self, ANY_CLUSTER)
+        return Shape(secret) if secret else None
+
+    @cached_property
+    def job_shape(self) -> Shape:
+        return Shape(job_object(self, ANY_CLUSTER))
+
+
+# A cluster whose every value the manifests use is a marker (stamps.py).
+ANY_CLUSTER = ClusterView(
+    name=marker("cluster"),
+    labels={},
+    provider_config_name=marker("providerConfig"),
+    workload_namespace=marker("namespace"),
+    connected=True,
+    storage_class_name=marker("storageClass"),
+    shared_storage_ready=True,
+)
+
+
+def cluster_values(cluster: ClusterView) -> dict[str, Any]:
+    """The values of `cluster` for the markers of ANY_CLUSTER."""
+    return {
+        "cluster": cluster.name,
+        "providerConfig": cluster.provider_config_name,
+        "namespace": cluster.workload_namespace,
+        "storageClass": cluster.storage_class_name,
+    }
 
 
 def claim_object(cache: CacheRef, cluster: ClusterView) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from modelfleet_contracts import structs
 from modelfleet_contracts.carry import carry_forward_into
 from modelfleet_contracts.conditions import Status, report, set_composite_ready
 from modelfleet_contracts.runner import keep_observed_resources, keep_observed_status
+from modelfleet_contracts.stamps import Stamp
 
 
 @dataclass
@@ -22,7 +23,8 @@ class Outcome:
     and only `conditions` say why.
     """
 
-    desired: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Plain data, or a `Stamp` of a shape many resources share (written as a copy).
+    desired: dict[str, dict[str, Any] | Stamp] = field(default_factory=dict)
     kept: list[str] = field(default_factory=list)
     status: dict[str, Any] | None = None
     conditions: list[Status] = field(default_factory=list)
@@ -46,8 +48,13 @@ def apply_outcome(
         for name in outcome.kept:
             if name in observed and name not in outcome.desired:
                 carry_forward_into(rsp.desired.resources[name].resource, observed[name].resource)
+        shapes: dict[int, Any] = {}
         for name, desired in outcome.desired.items():
-            structs.update(rsp.desired.resources[name].resource, desired)
+            target = rsp.desired.resources[name].resource
+            if isinstance(desired, Stamp):
+                structs.write_stamp(target, desired, shapes)
+            else:
+                structs.update(target, desired)
         if outcome.status is not None:
             structs.update(rsp.desired.composite.resource, {"status": outcome.status})
     if outcome.conditions:

@@ -12,6 +12,8 @@ from typing import Any, TypeAlias
 
 from google.protobuf import struct_pb2
 
+from modelfleet_contracts.stamps import Stamp, Trie
+
 _SKIPPED_METADATA = frozenset({"managedFields"})
 
 
@@ -156,3 +158,38 @@ def _projected(v: struct_pb2.Value, below: Paths | None) -> Any:
         if kind == "list_value":
             return [_projected(x, below) for x in v.list_value.values]
     return _value(v)
+
+
+def write_stamp(
+    target: struct_pb2.Struct, stamp: Stamp, converted: dict[int, struct_pb2.Struct]
+) -> None:
+    """Write `stamp` into `target`: a copy of its shape's Struct (converted once per shape,
+    remembered in `converted` for the shapes' lifetime) with the stamp's values set."""
+    shape = stamp.shape
+    template = converted.get(id(shape))
+    if template is None:
+        template = converted[id(shape)] = struct_pb2.Struct()
+        update(template, shape.data)
+    target.CopyFrom(template)
+    _fill_struct(target.fields, shape.holes, stamp.values)
+
+
+def _fill_struct(fields: Any, node: Trie, values: Mapping[str, Any]) -> None:
+    for key, below in node.items():
+        if isinstance(below, str):
+            _set(fields[key], values[below])
+        else:
+            _fill_value(fields[key], below, values)
+
+
+def _fill_value(v: struct_pb2.Value, node: Trie, values: Mapping[str, Any]) -> None:
+    if v.WhichOneof("kind") == "struct_value":
+        _fill_struct(v.struct_value.fields, node, values)
+        return
+    items = v.list_value.values
+    for index, below in node.items():
+        assert isinstance(index, int)
+        if isinstance(below, str):
+            _set(items[index], values[below])
+        else:
+            _fill_value(items[index], below, values)
