@@ -18,6 +18,7 @@ from modelfleet_cli.simulate.control_plane import ControlPlane, workload_cluster
 from modelfleet_cli.simulate.fleet import load_fleet
 from modelfleet_cli.simulate.timeline import Progress, Timeline
 from modelfleet_contracts.api import API_VERSION, MODEL_CACHE, MODEL_DEPLOYMENT
+from modelfleet_devtools.audit import record_text
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 EXAMPLE_DIRS = sorted(p for p in EXAMPLES.iterdir() if p.is_dir() and any(p.glob("*.yaml")))
@@ -31,14 +32,19 @@ def functions():
 
 
 def run(functions, directory: Path, *faults: str, rounds: int | None = None) -> dict[str, Any]:
-    return simulate_fleet(
+    timeline = io.StringIO()
+    result = simulate_fleet(
         directory,
         rounds=rounds,
         fault_texts=faults,
-        timeline=Timeline(out=io.StringIO()),
+        timeline=Timeline(out=timeline),
         progress=Progress(enabled=False),
         call=functions,
     )
+    # The functions run in subprocesses: their statuses and events reach the audit as text.
+    record_text(f"modelfleet simulate {directory.name}", timeline.getvalue())
+    record_text(f"modelfleet simulate {directory.name} result", json.dumps(result, default=str))
+    return result
 
 
 def remote(result: dict[str, Any], cluster: str, kind: str) -> list[dict[str, Any]]:
