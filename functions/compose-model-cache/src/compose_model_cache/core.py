@@ -32,11 +32,9 @@ from compose_model_cache.status import cache_conditions
 
 def resource_keys(cluster: str) -> tuple[str, str, str]:
     """Composition-resource-names of the claim, credentials Secret and Job on `cluster`."""
-    return (
-        composed_key(cluster, "claim"),
-        composed_key(cluster, "creds"),
-        composed_key(cluster, "hydrate"),
-    )
+    # composed_key(cluster, suffix), with the cluster's part sanitised once, not three times.
+    prefix = f"{composed_key(cluster)}-" if cluster else ""
+    return (f"{prefix}claim", f"{prefix}creds", f"{prefix}hydrate")
 
 
 def parse_spec(raw: Any) -> tuple[dict[str, Any], str | None]:
