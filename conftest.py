@@ -1,7 +1,9 @@
 """Repository-wide pytest settings: hypothesis profiles shared by every suite.
 
-`ci` (default) keeps property tests quick; `long` is the fuzzing profile
-(MODELFLEET_FUZZ_PROFILE=long uv run pytest -m "not slow" -k property ...), see docs/reliability.md.
+`ci` (default, 150 cases a property) keeps property tests quick; `long` (10,000 cases a
+property) is the fuzzing profile, see docs/reliability.md:
+
+    MODELFLEET_FUZZ_PROFILE=long uv run pytest functions -k fuzz --hypothesis-show-statistics
 
 The audit plugin watches every function call of the session: no test token may leak into
 a response, log, event, status or CLI output, and every manifest composed for a valid XR
