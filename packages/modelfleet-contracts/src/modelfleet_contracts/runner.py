@@ -17,6 +17,7 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
 from modelfleet_contracts import structs
 from modelfleet_contracts.carry import carry_forward_into
+from modelfleet_contracts.fields import mapping_at
 
 Core = Callable[[fnv1.RunFunctionRequest, fnv1.RunFunctionResponse], None]
 
@@ -37,7 +38,7 @@ def keep_observed_status(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResp
     """Re-assert the XR's observed status fields (not its conditions), so a reconcile that
     cannot decide does not wipe what the last good one reported."""
     observed = structs.to_dict(req.observed.composite.resource)
-    status = {k: v for k, v in (observed.get("status") or {}).items() if k != "conditions"}
+    status = {k: v for k, v in mapping_at(observed, "status").items() if k != "conditions"}
     if status:
         resource.update(rsp.desired.composite, {"status": status})
 
