@@ -24,6 +24,7 @@ import yaml
 
 from modelfleet_devtools.paths import SHARED_SCHEMAS_DIR, xrd_paths
 
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 KUBERNETES_VERSION = "1.33"
 SKIP_REASON = f"upstream CRDs not found at {SHARED_SCHEMAS_DIR}; custom kinds not validated"
 
@@ -63,7 +64,8 @@ def _custom_schemas() -> dict[tuple[str, str], dict[str, Any]]:
     if shared_schemas_present():
         sources += sorted(SHARED_SCHEMAS_DIR.glob("*.yaml"))
     for path in sources:
-        for doc in yaml.safe_load_all(path.read_text()):
+        # The upstream CRDs are large: libyaml's safe loader reads them ~10x faster.
+        for doc in yaml.load_all(path.read_text(), Loader=_SAFE_LOADER):
             if not isinstance(doc, dict) or doc.get("kind") not in (
                 "CustomResourceDefinition",
                 "CompositeResourceDefinition",
