@@ -1,7 +1,9 @@
 """Defects the reliability work found in shared code (docs/reliability.md), each pinned."""
 
 import pytest
+from modelfleet_contracts.clusters import read_cluster
 from modelfleet_contracts.conditions import Status, is_transition, previous_condition
+from modelfleet_devtools.world import inference_cluster
 
 READY = Status("ArtifactReady", True, "Staged")
 
@@ -26,3 +28,20 @@ def test_a_well_formed_previous_condition_is_still_found():
     }
     assert previous_condition(xr, "ArtifactReady") == xr["status"]["conditions"][0]
     assert not is_transition(xr, READY)
+
+
+@pytest.mark.parametrize(
+    "bad", [[None], {"name": "x"}, 7, True, ""], ids=["list", "mapping", "number", "bool", "empty"]
+)
+def test_a_cluster_status_value_of_the_wrong_type_reads_as_absent(bad):
+    """Such a value must never reach a composed manifest (it once became a claim's class)."""
+    ic = inference_cluster("gke-us")
+    ic["status"]["storage"]["storageClassName"] = bad
+    ic["status"]["providerConfigName"] = bad
+    ic["status"]["workloadNamespace"] = bad
+    ic["status"]["nodePools"][0]["nodeSelector"] = {"pool": bad}
+    view = read_cluster(ic)
+    assert view.storage_class_name is None and not view.has_shared_storage
+    assert view.provider_config_name is None and view.workload_namespace is None
+    assert not view.reachable
+    assert all(isinstance(v, str) for v in view.node_pools[0].node_selector.values())

@@ -62,8 +62,14 @@ def _int(value: Any, default: int = 0) -> int:
         return default
 
 
+def _text(value: Any) -> str | None:
+    """A non-empty string, or None: a status value of another type is as good as absent
+    (the API server would never store it, so it must not reach a composed manifest)."""
+    return value if isinstance(value, str) and value else None
+
+
 def _node_pool(raw: Any) -> NodePool | None:
-    if not isinstance(raw, dict) or not raw.get("name"):
+    if not isinstance(raw, dict) or not _text(raw.get("name")):
         return None
     gpu = mapping_at(raw, "gpu")
     selector = mapping_at(raw, "nodeSelector")
@@ -74,7 +80,7 @@ def _node_pool(raw: Any) -> NodePool | None:
         gpu_count=_int(gpu.get("count")),
         gpu_memory_gib=_int(gpu.get("memoryGiB")),
         gpu_product=str(gpu.get("product") or ""),
-        node_selector={str(k): str(v) for k, v in selector.items()},
+        node_selector={str(k): v for k, v in selector.items() if isinstance(v, str)},
         tolerations=[t for t in tolerations if isinstance(t, dict)],
     )
 
@@ -94,10 +100,10 @@ def read_cluster(ic: dict[str, Any]) -> ClusterView:
     return ClusterView(
         name=str(metadata.get("name") or ""),
         labels={str(k): str(v) for k, v in labels.items()},
-        provider_config_name=status.get("providerConfigName") or None,
-        workload_namespace=status.get("workloadNamespace") or None,
+        provider_config_name=_text(status.get("providerConfigName")),
+        workload_namespace=_text(status.get("workloadNamespace")),
         connected=_condition_true(status, "Connected"),
-        storage_class_name=storage.get("storageClassName") or None,
+        storage_class_name=_text(storage.get("storageClassName")),
         shared_storage_ready=bool(storage.get("ready")) and storage.get("accessMode") == RWX,
         node_pools=pools,
     )
