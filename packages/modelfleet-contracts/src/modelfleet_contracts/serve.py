@@ -19,11 +19,12 @@ def function_cli(
 
     @click.command(name=name, help=f"Serve the {name} composition function over gRPC.")
     @sdkcli.standard_options
-    @click.pass_context
-    def command(ctx: click.Context, **kwargs: object) -> None:
-        source = ctx.get_parameter_source("max_recv_message_size")
-        if source is click.core.ParameterSource.DEFAULT:
-            kwargs["max_recv_message_size"] = DEFAULT_MAX_MESSAGE_MIB
+    def command(**kwargs: object) -> None:
         sdkcli.run(make_runner(), **kwargs)  # type: ignore[arg-type]
 
+    # Raise the SDK's default (4 MiB) where the option is declared, so `--help` tells the truth
+    # and the flag and its environment variable still override it.
+    for param in command.params:
+        if param.name == "max_recv_message_size":
+            param.default = DEFAULT_MAX_MESSAGE_MIB
     return command
