@@ -91,7 +91,6 @@ class Invalid:
     changes: dict[str, Any]
     error: str  # a meaningful part of the message the user sees
     where: str = ""  # the field the error is reported at, when it matters
-    known_gap: str = ""  # why our offline validator cannot see it yet (an expected failure)
 
 
 @dataclass(frozen=True)
@@ -740,12 +739,7 @@ VALID = [
 
 
 def _params(cases: list[Invalid]) -> list[Any]:
-    return [
-        pytest.param(c, id=c.name, marks=pytest.mark.xfail(reason=c.known_gap, strict=True))
-        if c.known_gap
-        else pytest.param(c, id=c.name)
-        for c in cases
-    ]
+    return [pytest.param(c, id=c.name) for c in cases]
 
 
 @pytest.mark.parametrize("case", _params(INVALID))
