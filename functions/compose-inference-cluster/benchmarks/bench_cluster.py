@@ -18,7 +18,7 @@ from compose_inference_cluster.fn import run_function
 from compose_inference_cluster.main import NAME
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.runner import SafeRunner
-from modelfleet_devtools.bench import observed_ready, require_ready, run_benchmark
+from modelfleet_devtools.bench import exit_status, observed_ready, require_ready, run_benchmark
 from modelfleet_devtools.requests import desired_resources, run_function_request
 
 RUNNER = SafeRunner(run_function, NAME)
@@ -87,7 +87,7 @@ def main(sizes: tuple[int, ...] = SIZES) -> int:
         sizes,
         axis="node pools",
     )
-    return 0 if all(r.response_bytes < 4 * 1024 * 1024 for r in rows) else 1
+    return exit_status(rows)
 
 
 if __name__ == "__main__":

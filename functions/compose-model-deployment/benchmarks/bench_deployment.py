@@ -18,7 +18,7 @@ from compose_model_deployment.fn import CACHE, CLUSTERS, REPLICAS, run_function
 from compose_model_deployment.main import NAME
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.runner import SafeRunner
-from modelfleet_devtools.bench import require_ready, run_benchmark
+from modelfleet_devtools.bench import exit_status, require_ready, run_benchmark
 from modelfleet_devtools.requests import desired_resources, run_function_request
 from modelfleet_devtools.world import H100, inference_cluster
 
@@ -133,7 +133,7 @@ def main(sizes: tuple[int, ...] = SIZES) -> int:
         RUNNER,
         sizes,
     )
-    return 0 if all(r.response_bytes < 4 * 1024 * 1024 for r in rows) else 1
+    return exit_status(rows)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from compose_model_replica.fn import CACHE, CLUSTER, run_function
 from compose_model_replica.main import NAME
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.runner import SafeRunner
-from modelfleet_devtools.bench import observed_ready, require_ready, run_benchmark
+from modelfleet_devtools.bench import exit_status, observed_ready, require_ready, run_benchmark
 from modelfleet_devtools.requests import desired_resources, run_function_request
 from modelfleet_devtools.world import H100, inference_cluster
 
@@ -102,7 +102,7 @@ def main(sizes: tuple[int, ...] = SIZES) -> int:
         RUNNER,
         sizes,
     )
-    return 0 if all(r.response_bytes < 4 * 1024 * 1024 for r in rows) else 1
+    return exit_status(rows)
 
 
 if __name__ == "__main__":

@@ -199,3 +199,9 @@ def observed_ready(
             )
             observed[name] = seen
     return observed
+
+
+def exit_status(rows: Sequence[Row]) -> int:
+    """A benchmark script's exit status: 0 when every response fits under the 4 MiB
+    Crossplane's gRPC client accepts, 1 otherwise."""
+    return 0 if all(r.response_bytes < GRPC_DEFAULT_LIMIT for r in rows) else 1
