@@ -1,15 +1,15 @@
 """Deciding what a ModelCache composes and reports, from plain data.
 
-Input: the XR, the InferenceClusters Crossplane resolved (None while unresolved) and the
-facts observed of the composed resources (`ObservedObject`). Output: desired resources,
-the observed ones to keep unchanged, the status, conditions, readiness.
+Input: the XR, the InferenceClusters Crossplane resolved, as `ClusterView`s (None while
+unresolved), and the facts observed of the composed resources (`ObservedObject`). Output:
+desired resources, the observed ones to keep unchanged, the status, conditions, readiness.
 Clusters that still match keep everything composed for them whatever their status does
 for a moment; only a cluster that no longer matches (or no longer exists) loses its objects.
 """
 
 from typing import Any
 
-from modelfleet_contracts.clusters import ClusterView, matches_selector, read_cluster
+from modelfleet_contracts.clusters import ClusterView, matches_selector
 from modelfleet_contracts.conditions import Status
 from modelfleet_contracts.fields import list_at, mapping_at
 from modelfleet_contracts.models.modelcache import ModelCacheSpec
@@ -69,7 +69,7 @@ def why_cannot_stage(view: ClusterView, byo_claim: bool) -> str | None:
 
 def compose_cache(
     xr: dict[str, Any],
-    clusters: list[dict[str, Any]] | None,
+    clusters: list[ClusterView] | None,
     observed: dict[str, ObservedObject],
 ) -> Outcome:
     spec, problem = parse_spec(mapping_at(xr, "spec"))
@@ -95,9 +95,8 @@ def compose_cache(
         if isinstance(row, dict) and isinstance(row.get("name"), str)
     }
     selector = spec.get("clusterSelector")
-    views = [read_cluster(ic) for ic in clusters]
     matched = sorted(
-        (v for v in views if v.name and matches_selector(v.labels, selector)),
+        (v for v in clusters if v.name and matches_selector(v.labels, selector)),
         key=lambda v: v.name,
     )
 

@@ -6,6 +6,7 @@ from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts import structs
 from modelfleet_contracts.api import API_VERSION, INFERENCE_CLUSTER
+from modelfleet_contracts.clusters import read_cluster_struct
 from modelfleet_contracts.fields import mapping_at
 from modelfleet_contracts.observed import read_observed
 from modelfleet_contracts.outcome import apply_outcome
@@ -40,15 +41,6 @@ XR_PATHS: structs.Paths = {
     # The previous rows: what latches Ready and keeps a blocked cluster's phase.
     "status": {"conditions": None, "clusters": {"name": None, "phase": None, "fingerprint": None}},
 }
-CLUSTER_PATHS: structs.Paths = {
-    "metadata": {"name": None, "labels": None},
-    "status": {
-        "providerConfigName": None,
-        "workloadNamespace": None,
-        "conditions": None,
-        "storage": None,
-    },
-}
 
 
 def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
@@ -56,7 +48,7 @@ def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) ->
     require_clusters(rsp, mapping_at(xr, "spec"))
     clusters = (
         [
-            structs.project(item.resource, CLUSTER_PATHS)
+            read_cluster_struct(item.resource, node_pools=False)
             for item in req.required_resources[CLUSTERS].items
         ]
         if CLUSTERS in req.required_resources

@@ -34,6 +34,11 @@ def _value(v: struct_pb2.Value) -> Any:
     return None
 
 
+def to_plain(v: struct_pb2.Value | None) -> Any:
+    """One Value as plain data; None for an absent one (`fields.get(key)` of a missing key)."""
+    return None if v is None else _value(v)
+
+
 def to_dict(s: struct_pb2.Struct) -> dict[str, Any]:
     """The Struct as plain data (what `resource.struct_to_dict` returns, faster)."""
     fields = s.fields

@@ -1,0 +1,74 @@
+"""clusters: an InferenceCluster reads as the same ClusterView straight from protobuf as from
+plain data, whatever shape its fields have, and reading never adds a key."""
+
+from typing import Any
+
+from google.protobuf import struct_pb2
+from hypothesis import given
+from hypothesis import strategies as st
+from modelfleet_contracts import structs
+from modelfleet_contracts.clusters import read_cluster, read_cluster_struct
+from modelfleet_devtools.world import inference_cluster
+
+odd = (
+    st.none() | st.booleans() | st.text(max_size=6) | st.floats() | st.lists(st.none(), max_size=2)
+)
+text = st.sampled_from(["", "gpu-a", "modelfleet", "ReadWriteMany", "Connected", "True"]) | odd
+condition = st.dictionaries(
+    st.sampled_from(["type", "status", "reason"]),
+    st.sampled_from(["Connected", "Ready", "True", "False"]) | odd,
+    max_size=3,
+)
+storage = st.dictionaries(
+    st.sampled_from(["storageClassName", "accessMode", "ready"]), text | odd, max_size=3
+)
+pool = st.dictionaries(
+    st.sampled_from(["name", "nodeCount", "gpu", "nodeSelector"]),
+    text | st.integers(0, 8) | st.dictionaries(st.sampled_from(["count", "pool"]), text),
+    max_size=4,
+)
+status = st.dictionaries(
+    st.sampled_from(
+        ["providerConfigName", "workloadNamespace", "conditions", "storage", "nodePools"]
+    ),
+    text | st.lists(condition | odd, max_size=3) | storage | st.lists(pool | odd, max_size=2),
+    max_size=5,
+)
+cluster = st.dictionaries(
+    st.sampled_from(["metadata", "status"]),
+    st.dictionaries(
+        st.sampled_from(["name", "labels"]),
+        text | st.dictionaries(st.sampled_from(["tier", "region"]), text, max_size=2),
+    )
+    | status
+    | odd,
+)
+
+
+def struct_of(data: dict[str, Any]) -> struct_pb2.Struct:
+    s = struct_pb2.Struct()
+    structs.update(s, data)
+    return s
+
+
+@given(cluster)
+def test_protobuf_and_plain_readers_agree_on_any_shape(data):
+    s = struct_of(data)
+    before = s.SerializeToString(deterministic=True)
+    # Plain data as Crossplane sends it: numbers are floats.
+    assert read_cluster_struct(s) == read_cluster(structs.to_dict(s))
+    assert s.SerializeToString(deterministic=True) == before, "reading must not add keys"
+
+
+def test_a_connected_cluster_with_rwx_storage_reads_as_reachable_with_shared_storage():
+    ic = inference_cluster("gpu-a", labels={"tier": "gpu"})
+    view = read_cluster_struct(struct_of(ic))
+    assert view == read_cluster(ic)
+    assert view.reachable and view.has_shared_storage and view.labels == {"tier": "gpu"}
+    assert view.node_pools, "the pools are read unless left out"
+
+
+def test_leaving_node_pools_out_reads_everything_else():
+    ic = inference_cluster("gpu-a")
+    view = read_cluster_struct(struct_of(ic), node_pools=False)
+    assert view.node_pools == () and view.name == "gpu-a" and view.reachable
