@@ -162,7 +162,7 @@ def _compose_cluster(
         cluster=view.name,
         byo_claim=bool(cache.existing_claim),
         latched_ready=latched,
-        backoff_limit=int((cache.spec.get("hydration") or {}).get("backoffLimit", 3)),
+        backoff_limit=cache.backoff_limit,
         secret_ref=ref.get("name") if ref else None,
         cache_namespace=cache.namespace,
     )

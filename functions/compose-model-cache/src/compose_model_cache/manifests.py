@@ -36,7 +36,7 @@ class CacheRef:
     spec: dict[str, Any]
     fingerprint: str
 
-    @property
+    @cached_property
     def existing_claim(self) -> str | None:
         return (self.spec.get("storage") or {}).get("existingClaimName") or None
 
@@ -55,11 +55,15 @@ class CacheRef:
         """The weights' sub-path inside the claim (what consumers mount)."""
         return "/".join(p for p in (self.cache_subdir, self.fingerprint) if p)
 
-    @property
+    @cached_property
     def secret_ref(self) -> dict[str, Any] | None:
         if self.spec.get("source") == "S3":
             return (self.spec.get("s3") or {}).get("credentialsSecretRef")
         return (self.spec.get("huggingFace") or {}).get("tokenSecretRef")
+
+    @cached_property
+    def backoff_limit(self) -> int:
+        return int((self.spec.get("hydration") or {}).get("backoffLimit", 3))
 
     @cached_property
     def secret_name(self) -> str:

@@ -176,25 +176,17 @@ def write_stamp(
         template = converted[id(shape)] = struct_pb2.Struct()
         update(template, shape.data)
     target.CopyFrom(template)
-    _fill_struct(target.fields, shape.holes, stamp.values)
+    _fill(target.fields, shape.holes, stamp.values)
 
 
-def _fill_struct(fields: Any, node: Trie, values: Mapping[str, Any]) -> None:
+def _fill(container: Any, node: Trie, values: Mapping[str, Any]) -> None:
+    """Set `node`'s leaves below `container`: a Struct's fields (keys) or a list's values
+    (indexes); both are indexed the same way."""
     for key, below in node.items():
+        v = container[key]
         if isinstance(below, str):
-            _set(fields[key], values[below])
+            _set(v, values[below])
+        elif v.HasField("struct_value"):
+            _fill(v.struct_value.fields, below, values)
         else:
-            _fill_value(fields[key], below, values)
-
-
-def _fill_value(v: struct_pb2.Value, node: Trie, values: Mapping[str, Any]) -> None:
-    if v.WhichOneof("kind") == "struct_value":
-        _fill_struct(v.struct_value.fields, node, values)
-        return
-    items = v.list_value.values
-    for index, below in node.items():
-        assert isinstance(index, int)
-        if isinstance(below, str):
-            _set(items[index], values[below])
-        else:
-            _fill_value(items[index], below, values)
+            _fill(v.list_value.values, below, values)
