@@ -7,7 +7,8 @@ from google.protobuf import struct_pb2
 from hypothesis import given
 from hypothesis import strategies as st
 from modelfleet_contracts import structs
-from modelfleet_contracts.observed import Condition, ObservedObject, observed_facts, read_observed
+from modelfleet_contracts.fields import list_at, mapping_at, mapping_path
+from modelfleet_contracts.observed import Condition, ObservedObject, read_observed
 
 odd = (
     st.none() | st.booleans() | st.text(max_size=6) | st.floats() | st.lists(st.none(), max_size=2)
@@ -40,6 +41,48 @@ observed = st.fixed_dictionaries(
         | odd
     },
 )
+
+
+def _plain_string(obj: dict[str, Any], key: str) -> str:
+    value = obj.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def _plain_count(obj: dict[str, Any], key: str) -> int:
+    value = obj.get(key)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    return int(value) if 0 <= value < 2**53 else 0
+
+
+def observed_facts(obj: dict[str, Any]) -> ObservedObject:
+    """The oracle: the same facts as `read_observed`, read from plain data."""
+    failure = ""
+    for c in list_at(mapping_at(obj, "status"), "conditions"):
+        message = _plain_string(c, "message") if isinstance(c, dict) else ""
+        if message and c.get("status") == "False":
+            failure = message
+            break
+    remote = mapping_path(obj, "status", "atProvider", "manifest", "status")
+    if not remote:
+        return ObservedObject(failure_message=failure)
+    return ObservedObject(
+        remote_seen=True,
+        remote_phase=_plain_string(remote, "phase"),
+        remote_conditions=tuple(
+            Condition(
+                _plain_string(c, "type"),
+                _plain_string(c, "status"),
+                _plain_string(c, "reason"),
+                _plain_string(c, "message"),
+            )
+            for c in list_at(remote, "conditions")
+            if isinstance(c, dict)
+        ),
+        remote_succeeded=_plain_count(remote, "succeeded"),
+        remote_failed=_plain_count(remote, "failed"),
+        failure_message=failure,
+    )
 
 
 def struct_of(data: dict[str, Any]) -> struct_pb2.Struct:

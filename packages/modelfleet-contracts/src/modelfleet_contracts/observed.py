@@ -2,17 +2,14 @@
 
 An observed Object carries its manifest twice (as composed, and echoed with the remote
 object), server bookkeeping and conditions: hundreds of values, of which a function decides
-on a handful. `read_observed` takes those few straight from the protobuf Struct;
-`observed_facts` takes the same from plain data. Both are tolerant: a field of another shape
-reads as absent (empty string, zero), never raises.
+on a handful. `read_observed` takes those few straight from the protobuf Struct, tolerantly:
+a field of another shape reads as absent (empty string, zero), never raises.
 """
 
 from dataclasses import dataclass
 from typing import Any
 
 from google.protobuf import struct_pb2
-
-from modelfleet_contracts.fields import list_at, mapping_at, mapping_path
 
 
 @dataclass(frozen=True)
@@ -101,50 +98,5 @@ def read_observed(s: struct_pb2.Struct) -> ObservedObject:
         ),
         remote_succeeded=_count(remote, "succeeded"),
         remote_failed=_count(remote, "failed"),
-        failure_message=failure,
-    )
-
-
-# --- from plain data -------------------------------------------------------------------
-
-
-def _plain_string(obj: dict[str, Any], key: str) -> str:
-    value = obj.get(key)
-    return value if isinstance(value, str) else ""
-
-
-def _plain_count(obj: dict[str, Any], key: str) -> int:
-    value = obj.get(key)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return 0
-    return int(value) if 0 <= value < 2**53 else 0
-
-
-def observed_facts(obj: dict[str, Any]) -> ObservedObject:
-    """The same facts as `read_observed`, from an observed Object as plain data."""
-    failure = ""
-    for c in list_at(mapping_at(obj, "status"), "conditions"):
-        message = _plain_string(c, "message") if isinstance(c, dict) else ""
-        if message and c.get("status") == "False":
-            failure = message
-            break
-    remote = mapping_path(obj, "status", "atProvider", "manifest", "status")
-    if not remote:
-        return ObservedObject(failure_message=failure)
-    return ObservedObject(
-        remote_seen=True,
-        remote_phase=_plain_string(remote, "phase"),
-        remote_conditions=tuple(
-            Condition(
-                _plain_string(c, "type"),
-                _plain_string(c, "status"),
-                _plain_string(c, "reason"),
-                _plain_string(c, "message"),
-            )
-            for c in list_at(remote, "conditions")
-            if isinstance(c, dict)
-        ),
-        remote_succeeded=_plain_count(remote, "succeeded"),
-        remote_failed=_plain_count(remote, "failed"),
         failure_message=failure,
     )
