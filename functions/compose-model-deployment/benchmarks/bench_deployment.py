@@ -20,7 +20,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.runner import SafeRunner
 from modelfleet_devtools.bench import exit_status, require_ready, run_benchmark
 from modelfleet_devtools.requests import desired_resources, run_function_request
-from modelfleet_devtools.world import H100, inference_cluster
+from modelfleet_devtools.world import H100, inference_cluster, ready_model_cache
 
 RUNNER = SafeRunner(run_function, NAME)
 SIZES = (1, 10, 100, 1000)
@@ -45,28 +45,6 @@ def model_deployment(replicas: int) -> dict[str, Any]:
 
 def cluster_name(i: int) -> str:
     return f"gpu-{i:04d}"
-
-
-def model_cache(count: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "modelfleet.io/v1alpha1",
-        "kind": "ModelCache",
-        "metadata": {"name": "kimi-k2", "namespace": "ml-team"},
-        "spec": {"source": "HuggingFace", "huggingFace": {"repo": "moonshotai/Kimi-K2-Instruct"}},
-        "status": {
-            "summary": {"ready": f"{count}/{count}"},
-            "clusters": [
-                {
-                    "name": cluster_name(i),
-                    "phase": "Ready",
-                    "claimName": "modelcache-ml-team-kimi-k2-1a2b3",
-                    "path": "/mnt/models/ml-team/kimi-k2/5e6f7a8b9c0d",
-                    "fingerprint": "5e6f7a8b9c0d",
-                }
-                for i in range(count)
-            ],
-        },
-    }
 
 
 def other_replica(cluster: str, n: int) -> dict[str, Any]:
@@ -113,7 +91,11 @@ def build_request(count: int) -> fnv1.RunFunctionRequest:
     others = [
         other_replica(cluster_name(i), n) for i in range(count) for n in range(OTHERS_PER_CLUSTER)
     ]
-    required: dict[str, Any] = {CLUSTERS: fleet, CACHE: [model_cache(count)], REPLICAS: others}
+    required: dict[str, Any] = {
+        CLUSTERS: fleet,
+        CACHE: [ready_model_cache([cluster_name(i) for i in range(count)])],
+        REPLICAS: others,
+    }
     first = RUNNER.run(run_function_request(xr, required=required))
     mine = {name: _ready(r) for name, r in desired_resources(first).items()}
     if len(mine) != count:

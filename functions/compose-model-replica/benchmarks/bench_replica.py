@@ -19,7 +19,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.runner import SafeRunner
 from modelfleet_devtools.bench import exit_status, observed_ready, require_ready, run_benchmark
 from modelfleet_devtools.requests import desired_resources, run_function_request
-from modelfleet_devtools.world import H100, inference_cluster
+from modelfleet_devtools.world import H100, inference_cluster, ready_model_cache
 
 RUNNER = SafeRunner(run_function, NAME)
 SIZES = (1, 10, 100, 1000)
@@ -45,28 +45,6 @@ def model_replica() -> dict[str, Any]:
     }
 
 
-def model_cache(clusters: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "modelfleet.io/v1alpha1",
-        "kind": "ModelCache",
-        "metadata": {"name": "kimi-k2", "namespace": "ml-team"},
-        "spec": {"source": "HuggingFace", "huggingFace": {"repo": "moonshotai/Kimi-K2-Instruct"}},
-        "status": {
-            "summary": {"ready": f"{clusters}/{clusters}"},
-            "clusters": [
-                {
-                    "name": f"gpu-{i:04d}",
-                    "phase": "Ready",
-                    "claimName": "modelcache-ml-team-kimi-k2-1a2b3",
-                    "path": "/mnt/models/ml-team/kimi-k2/5e6f7a8b9c0d",
-                    "fingerprint": "5e6f7a8b9c0d",
-                }
-                for i in range(clusters)
-            ],
-        },
-    }
-
-
 def _remote_status(manifest: dict[str, Any]) -> dict[str, Any] | None:
     if manifest.get("kind") == "Service":
         return {"loadBalancer": {}}
@@ -86,7 +64,7 @@ def build_request(clusters: int) -> fnv1.RunFunctionRequest:
     xr = model_replica()
     required = {
         CLUSTER: [inference_cluster(HERE, node_pools=[H100])],
-        CACHE: [model_cache(clusters)],
+        CACHE: [ready_model_cache([f"gpu-{i:04d}" for i in range(clusters)])],
     }
     first = RUNNER.run(run_function_request(xr, required=required))
     observed = observed_ready(desired_resources(first), _remote_status)

@@ -88,3 +88,30 @@ def observed_object(
         )
     obj["status"] = {"atProvider": {"manifest": manifest}, "conditions": conditions}
     return obj
+
+
+def ready_model_cache(
+    clusters: list[str], *, name: str = "kimi-k2", namespace: str = "ml-team"
+) -> dict[str, Any]:
+    """A ModelCache whose weights are Ready on every one of `clusters`, with the status
+    compose-model-cache writes (one row per cluster: claim, path and fingerprint)."""
+    fingerprint = "5e6f7a8b9c0d"
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ModelCache",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"source": "HuggingFace", "huggingFace": {"repo": "moonshotai/Kimi-K2-Instruct"}},
+        "status": {
+            "summary": {"ready": f"{len(clusters)}/{len(clusters)}"},
+            "clusters": [
+                {
+                    "name": cluster,
+                    "phase": "Ready",
+                    "claimName": f"modelcache-{namespace}-{name}-1a2b3",
+                    "path": fingerprint,
+                    "fingerprint": fingerprint,
+                }
+                for cluster in clusters
+            ],
+        },
+    }
