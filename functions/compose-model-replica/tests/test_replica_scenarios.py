@@ -307,6 +307,17 @@ def test_unresolved_requirements_keep_everything():
     assert set(desired_resources(rsp)) == {WORKLOAD, SERVICE, USAGE}
 
 
+def with_workload_status(xr, status):
+    """Reconcile `xr` (cache Ready) once its workload reports `status` (None: not yet seen)."""
+    composed = desired_resources(run(xr, cache=model_cache("Ready")))
+    observed = (
+        {}
+        if status is None
+        else {WORKLOAD: observed_object(composed[WORKLOAD], remote_status=status)}
+    )
+    return run(xr, cache=model_cache("Ready"), observed=observed)
+
+
 @pytest.mark.parametrize(
     ("status", "phase"),
     [
@@ -366,13 +377,7 @@ def test_unresolved_requirements_keep_everything():
 )
 def test_phase_from_the_observed_workload(status, phase):
     xr = replica(nodes=1, replicas=2)
-    composed = desired_resources(run(xr, cache=model_cache("Ready")))
-    observed = (
-        {}
-        if status is None
-        else {WORKLOAD: observed_object(composed[WORKLOAD], remote_status=status)}
-    )
-    rsp = run(xr, cache=model_cache("Ready"), observed=observed)
+    rsp = with_workload_status(xr, status)
     assert desired_status(rsp)["phase"] == phase
 
 
@@ -579,13 +584,7 @@ GANG_STATUSES = [
 )
 def test_gang_phase_from_the_observed_leader_worker_set(status, phase):
     xr = replica(nodes=2, replicas=2)
-    composed = desired_resources(run(xr, cache=model_cache("Ready")))
-    observed = (
-        {}
-        if status is None
-        else {WORKLOAD: observed_object(composed[WORKLOAD], remote_status=status)}
-    )
-    rsp = run(xr, cache=model_cache("Ready"), observed=observed)
+    rsp = with_workload_status(xr, status)
     assert desired_status(rsp)["phase"] == phase
     assert desired_status(rsp)["replicas"] == 2
     assert desired_status(rsp)["readyReplicas"] == (status or {}).get("readyReplicas", 0)
