@@ -2,9 +2,10 @@
 entrypoint is its console script, and that script serves gRPC the way Crossplane calls it,
 including requests larger than gRPC's default 4 MiB.
 
-There is no container engine here, so the Dockerfiles are checked as text (pinned bases,
-locked install of this function, non-root, the console script as entrypoint); the script
-itself is run for real.
+There is no container engine here, so the Dockerfile is checked as text (pinned bases,
+locked install of this function, non-root, the console script as entrypoint); its guard and
+the console script itself are run for real. All four functions share one Dockerfile
+(functions/Dockerfile, `ARG FUNCTION`); each function directory links to it.
 """
 
 import re
@@ -36,9 +37,12 @@ def console_scripts(function: str) -> dict[str, str]:
     return dict(pyproject["project"].get("scripts", {}))
 
 
-def dockerfile_instructions(function: str) -> list[tuple[str, str]]:
-    """(INSTRUCTION, arguments) pairs, continuation lines joined, comments dropped."""
-    text = (ROOT / "functions" / function / "Dockerfile").read_text()
+def dockerfile_instructions(function: str | None) -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) pairs, continuation lines joined, comments dropped, of the
+    Dockerfile as built for `function` (`--build-arg FUNCTION=function`; None: not set)."""
+    text = (ROOT / "functions" / (function or "") / "Dockerfile").read_text()
+    if function is not None:
+        text = re.sub(r"\$\{?FUNCTION\}?", function, text)
     joined = re.sub(r"\\\n", " ", text)
     out = []
     for line in joined.splitlines():
@@ -78,10 +82,37 @@ def test_the_function_installs_a_console_script_named_after_it(function: str) ->
 
 
 @pytest.mark.parametrize("function", FUNCTIONS)
+def test_each_function_directory_has_a_dockerfile_linking_the_shared_one(function: str) -> None:
+    dockerfile = ROOT / "functions" / function / "Dockerfile"
+    assert dockerfile.is_symlink()
+    assert dockerfile.resolve() == ROOT / "functions" / "Dockerfile"
+
+
+@pytest.mark.parametrize("function", FUNCTIONS)
 def test_dockerfile_entrypoint_is_the_console_script(function: str) -> None:
-    entrypoints = [args for word, args in dockerfile_instructions(function) if word == "ENTRYPOINT"]
+    instructions = dockerfile_instructions(function)
+    entrypoints = [args for word, args in instructions if word == "ENTRYPOINT"]
     assert len(entrypoints) == 1
-    assert yaml.safe_load(entrypoints[0]) == [function]  # exec form, JSON array
+    [entrypoint] = yaml.safe_load(entrypoints[0])  # exec form, JSON array, no arguments
+    # The fixed name the exec form can use is a link, made at build time, to the script.
+    script = f"/opt/function/bin/{function}"
+    links = [shlex.split(args) for word, args in instructions if word == "RUN" and "ln -s" in args]
+    assert [script, entrypoint] in ([w[-2], w[-1]] for w in links), links
+
+
+def _guard() -> str:
+    """The shell text of the build stage's first RUN: the check that FUNCTION is set."""
+    return next(args for word, args in dockerfile_instructions(None) if word == "RUN")
+
+
+def test_a_build_without_function_fails_and_says_how_to_set_it() -> None:
+    unset = subprocess.run(["sh", "-c", _guard()], capture_output=True, text=True, env={})
+    assert unset.returncode != 0
+    assert "--build-arg FUNCTION=" in unset.stderr
+    named = subprocess.run(
+        ["sh", "-c", _guard()], capture_output=True, env={"FUNCTION": "compose-model-cache"}
+    )
+    assert named.returncode == 0
 
 
 def _resolve_args(instructions: list[tuple[str, str]], image: str) -> str:
@@ -108,7 +139,9 @@ def test_dockerfile_base_images_and_tools_are_pinned(function: str) -> None:
     runs = " ".join(args for word, args in instructions if word == "RUN")
     assert re.search(r"\buv==\d+\.\d+\.\d+", runs), "uv must be installed at a pinned version"
     assert "uv sync --frozen" in runs and "--no-dev" in runs
-    assert f"--package {function}" in runs, "the image must install this function only"
+    assert re.search(rf'--package "?{function}"?(\s|$)', runs), (
+        "the image must install this function only"
+    )
 
 
 @pytest.mark.parametrize("function", FUNCTIONS)
