@@ -15,6 +15,7 @@ from modelfleet_devtools.requests import (
     run_function_request,
 )
 from modelfleet_devtools.validation import assert_valid
+from modelfleet_devtools.world import inference_cluster, observed_object
 
 RUNNER = SafeRunner(run_function, NAME)
 
@@ -77,4 +78,49 @@ def reason(rsp: fnv1.RunFunctionResponse, typ: str) -> str:
     return conditions(rsp)[typ].reason
 
 
-__all__ = ["desired_resources", "model_cache", "reason", "reconcile", "rows", "with_status"]
+# Clusters the scenarios share.
+US = inference_cluster("gke-us", labels={"modelfleet.io/region": "us"})
+EU = inference_cluster("gke-eu", labels={"modelfleet.io/region": "eu"})
+NO_STORAGE = inference_cluster("onprem", storage_class=None)
+OFFLINE = inference_cluster("gke-down", connected=False)
+
+
+def bound(obj):
+    return observed_object(obj, remote_status={"phase": "Bound"}, ready=True)
+
+
+def job_status(obj, **status):
+    return observed_object(obj, remote_status=status, ready=False)
+
+
+def complete(obj):
+    return observed_object(
+        obj,
+        remote_status={"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]},
+        ready=True,
+    )
+
+
+def kinds(rsp):
+    return sorted(
+        (name, r["spec"]["forProvider"]["manifest"]["kind"])
+        for name, r in desired_resources(rsp).items()
+    )
+
+
+__all__ = [
+    "EU",
+    "NO_STORAGE",
+    "OFFLINE",
+    "US",
+    "bound",
+    "complete",
+    "desired_resources",
+    "job_status",
+    "kinds",
+    "model_cache",
+    "reason",
+    "reconcile",
+    "rows",
+    "with_status",
+]

@@ -7,31 +7,32 @@ room for every pod. Nothing here knows about Crossplane; the simulated providers
 """
 
 import copy
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
-from modelfleet_contracts.api import LWS_API_VERSION, LWS_KIND, MODEL_CACHE
+from modelfleet_contracts.api import LWS_API_VERSION, LWS_KIND
 from modelfleet_contracts.fields import int_at, list_at, mapping_at, mapping_path
-from modelfleet_contracts.labels import NAMESPACE_LABEL, kind_label
+
+from modelfleet_cli.simulate.hydration import (
+    HydrationFault,
+    complete,
+    fail_attempt,
+    matching_fault,
+)
+from modelfleet_cli.simulate.scheduling import (
+    Pool,
+    place_group,
+    pod_templates,
+    workload_status,
+)
+
+__all__ = ["ApplyError", "HydrationFault", "Pool", "WorkloadCluster"]
 
 CLUSTER_SCOPED = frozenset({"Namespace", "StorageClass", "CustomResourceDefinition"})
 LWS_GROUP = LWS_API_VERSION.split("/")[0]
-GPU = "nvidia.com/gpu"
 
 
 class ApplyError(RuntimeError):
     """The API server refused the object; the message is what kubectl would print."""
-
-
-@dataclass(frozen=True)
-class Pool:
-    """A GPU node pool as the InferenceCluster declares it."""
-
-    name: str
-    node_count: int
-    gpus_per_node: int
-    node_selector: dict[str, str] = field(default_factory=dict)
 
 
 Key = tuple[str, str, str]  # kind, namespace ("" when cluster-scoped), name
@@ -49,40 +50,11 @@ def describe(key: Key) -> str:
     return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
 
 
-@dataclass
-class HydrationFault:
-    """Pod attempts of matching hydration Jobs that fail (None: every attempt)."""
-
-    failures: int | None
-    cache: str = ""  # "<namespace>/<name>" of the ModelCache, or "" for every cache
-
-
-def _condition(typ: str, status: bool, reason: str, message: str = "") -> dict[str, Any]:
-    out = {"type": typ, "status": "True" if status else "False", "reason": reason}
-    if message:
-        out["message"] = message
-    return out
-
-
 def _has_condition(obj: dict[str, Any], typ: str) -> bool:
     return any(
         isinstance(c, dict) and c.get("type") == typ and c.get("status") == "True"
         for c in list_at(mapping_at(obj, "status"), "conditions")
     )
-
-
-def _pod_gpus(template: dict[str, Any]) -> int:
-    total = 0
-    for c in list_at(mapping_at(template, "spec"), "containers"):
-        resources = mapping_at(c, "resources")
-        value = mapping_at(resources, "limits").get(GPU) or mapping_at(resources, "requests").get(
-            GPU
-        )
-        try:
-            total += int(value or 0)
-        except (TypeError, ValueError):
-            continue
-    return total
 
 
 def _claims(template: dict[str, Any]) -> list[str]:
@@ -259,16 +231,6 @@ class WorkloadCluster:
                 unbound.append(claim)
         return unbound
 
-    def _hydration_fault(self, obj: dict[str, Any]) -> HydrationFault | None:
-        labels = mapping_at(mapping_at(obj, "metadata"), "labels")
-        cache = "/".join(
-            (str(labels.get(NAMESPACE_LABEL, "")), str(labels.get(kind_label(MODEL_CACHE), "")))
-        )
-        for fault in self.hydration_faults:
-            if fault.cache in ("", cache) and (fault.failures is None or fault.failures > 0):
-                return fault
-        return None
-
     def _run_job(self, key: Key, obj: dict[str, Any]) -> None:
         status = obj.setdefault("status", {})
         if _has_condition(obj, "Complete") or _has_condition(obj, "Failed"):
@@ -283,131 +245,36 @@ class WorkloadCluster:
         if progress < self.hydration_rounds:
             return
         self._job_progress[key] = 0
-        fault = self._hydration_fault(obj)
+        fault = matching_fault(self.hydration_faults, obj)
         if fault is None:
-            status.update({"active": 0, "succeeded": 1})
-            status["conditions"] = [
-                _condition("SuccessCriteriaMet", True, "CompletionsReached"),
-                _condition(
-                    "Complete",
-                    True,
-                    "CompletionsReached",
-                    "Reached expected number of succeeded pods",
-                ),
-            ]
+            complete(status)
             return
-        if fault.failures is not None:
-            fault.failures -= 1
-        status["failed"] = int_at(status, "failed") + 1
-        self.events.append(f"{describe(key)}: pod attempt {status['failed']} failed (simulated)")
-        if status["failed"] > int_at(mapping_at(obj, "spec"), "backoffLimit", 6):
-            status["active"] = 0
-            status["conditions"] = [
-                _condition(
-                    "Failed",
-                    True,
-                    "BackoffLimitExceeded",
-                    "Job has reached the specified backoff limit",
-                )
-            ]
-
-    def _workloads(self) -> Iterator[tuple[Key, dict[str, Any]]]:
-        for key, obj in self.objects.items():
-            if key[0] in ("Deployment", LWS_KIND):
-                yield key, obj
+        attempts = fail_attempt(obj, fault)
+        self.events.append(f"{describe(key)}: pod attempt {attempts} failed (simulated)")
 
     def _schedule_workloads(self) -> None:
         """Place every workload's pods on node pools, first created first served, and write
         each workload's status from what fitted."""
         free = {p.name: [p.gpus_per_node] * p.node_count for p in self.pools}
-        for key, obj in sorted(self._workloads(), key=lambda kv: kv[1]["metadata"].get("uid", "")):
+        workloads = [(k, o) for k, o in self.objects.items() if k[0] in ("Deployment", LWS_KIND)]
+        for key, obj in sorted(workloads, key=lambda kv: kv[1]["metadata"].get("uid", "")):
             spec = mapping_at(obj, "spec")
             groups = int_at(spec, "replicas", 1)
-            if key[0] == LWS_KIND:
-                lwt = mapping_at(spec, "leaderWorkerTemplate")
-                size = max(1, int_at(lwt, "size", 1))
-                templates = [mapping_at(lwt, "leaderTemplate")] + [
-                    mapping_at(lwt, "workerTemplate") or mapping_at(lwt, "leaderTemplate")
-                ] * (size - 1)
-            else:
-                templates = [mapping_at(spec, "template")]
+            templates = pod_templates(key[0], spec)
             ready, why = 0, ""
             unbound = self._claims_bound(key[1], templates[0])
             if unbound:
                 why = f"pods Pending: PersistentVolumeClaim {', '.join(unbound)} not bound"
             else:
                 for _ in range(groups):
-                    placed, why = self._place_group(templates, free)
+                    placed, why = place_group(self.pools, templates, free)
                     if not placed:
                         break
                     ready += 1
-            self._write_workload_status(key, obj, groups, ready, why)
-
-    def _place_group(
-        self, templates: list[dict[str, Any]], free: dict[str, list[int]]
-    ) -> tuple[bool, str]:
-        """Place every pod of one group (all or nothing, like a gang)."""
-        trial = {name: list(nodes) for name, nodes in free.items()}
-        for template in templates:
-            gpus = _pod_gpus(template)
-            selector = {
-                str(k): str(v) for k, v in mapping_path(template, "spec", "nodeSelector").items()
-            }
-            pools = [
-                p
-                for p in self.pools
-                if all(p.node_selector.get(k) == v for k, v in selector.items())
-            ]
-            if not pools:
-                return False, f"0 nodes match node selector {selector}"
-            for pool in pools:
-                nodes = trial[pool.name]
-                slot = next(
-                    (i for i, left in enumerate(nodes) if left >= gpus),
-                    None,
-                )
-                if slot is not None:
-                    nodes[slot] -= gpus
-                    break
-            else:
-                names = ", ".join(p.name for p in pools)
-                return False, (
-                    f"Insufficient {GPU}: a pod needs {gpus} GPU(s) on one node; "
-                    f"pool {names} has no node with room for the whole group"
-                )
-        free.update(trial)
-        return True, ""
-
-    def _write_workload_status(
-        self, key: Key, obj: dict[str, Any], groups: int, ready: int, why: str
-    ) -> None:
-        available = ready >= groups
-        what = "groups" if key[0] == LWS_KIND else "pods"
-        status = {
-            "replicas": groups,
-            "updatedReplicas": groups,
-            "readyReplicas": ready,
-            "availableReplicas": ready,
-            "conditions": [
-                _condition(
-                    "Available",
-                    available,
-                    "MinimumReplicasAvailable" if available else "MinimumReplicasUnavailable",
-                    f"{ready}/{groups} {what} ready"
-                    + (f": {why}" if why and not available else ""),
-                ),
-                _condition(
-                    "Progressing",
-                    True,
-                    "NewReplicaSetAvailable" if available else "ReplicaSetUpdated",
-                    why if why and not available else "",
-                ),
-            ],
-        }
-        before = mapping_at(obj, "status").get("readyReplicas")
-        obj["status"] = status
-        if before != ready and why and not available:
-            self.events.append(f"{describe(key)}: {why}")
+            before = mapping_at(obj, "status").get("readyReplicas")
+            obj["status"] = workload_status(key[0], groups, ready, why)
+            if before != ready and why and ready < groups:
+                self.events.append(f"{describe(key)}: {why}")
 
     def _claim_in_use(self, key: Key) -> bool:
         for other_key, obj in self.objects.items():
