@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 from crossplane.function import resource
-from modelfleet_contracts.runner import SafeRunner
+from modelfleet_contracts.edge.runner import SafeRunner
 from modelfleet_devtools import audit
 from modelfleet_devtools.requests import desired_resources, run_function_request
 from modelfleet_devtools.secrets import HF_TOKEN, TEST_TOKENS, encodings, secret

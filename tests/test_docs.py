@@ -87,7 +87,7 @@ def multinode_gang() -> tuple[dict[str, Any], list[dict[str, Any]]]:
     from compose_model_cache.fn import run_function as cache_fn
     from compose_model_deployment.fn import run_function as deployment_fn
     from compose_model_replica.fn import run_function as replica_fn
-    from modelfleet_contracts.runner import SafeRunner
+    from modelfleet_contracts.edge.runner import SafeRunner
     from modelfleet_devtools.requests import (
         desired_resources,
         desired_status,

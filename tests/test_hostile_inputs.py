@@ -32,8 +32,8 @@ from compose_model_replica.fn import CACHE as REPLICA_CACHE
 from compose_model_replica.fn import CLUSTER as REPLICA_CLUSTER
 from compose_model_replica.fn import run_function as replica_fn
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from modelfleet_contracts.edge.runner import SafeRunner
 from modelfleet_contracts.mounts import MODEL_MOUNT_PATH
-from modelfleet_contracts.runner import SafeRunner
 from modelfleet_devtools.fuzz import crashed
 from modelfleet_devtools.requests import desired_resources, desired_status, run_function_request
 from modelfleet_devtools.validation import validate_xr

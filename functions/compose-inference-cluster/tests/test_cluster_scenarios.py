@@ -7,7 +7,7 @@ from compose_inference_cluster.core import LWS, NAMESPACE, PROVIDER_CONFIG, STOR
 from compose_inference_cluster.fn import NAMED_PROVIDER_CONFIG, run_function
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.clusters import read_cluster
-from modelfleet_contracts.runner import SafeRunner
+from modelfleet_contracts.edge.runner import SafeRunner
 from modelfleet_devtools.requests import (
     conditions,
     desired_resources,

@@ -19,7 +19,7 @@ from typing import Any
 from compose_model_cache.fn import CLUSTERS, run_function
 from compose_model_cache.main import NAME
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelfleet_contracts.runner import SafeRunner
+from modelfleet_contracts.edge.runner import SafeRunner
 from modelfleet_devtools.bench import exit_status, observed_as_stored, require_ready, run_benchmark
 from modelfleet_devtools.requests import desired_resources, run_function_request
 from modelfleet_devtools.world import inference_cluster

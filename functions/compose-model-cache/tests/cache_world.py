@@ -6,7 +6,7 @@ from typing import Any
 from compose_model_cache.fn import CLUSTERS, run_function
 from compose_model_cache.main import NAME
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelfleet_contracts.runner import SafeRunner
+from modelfleet_contracts.edge.runner import SafeRunner
 from modelfleet_devtools.requests import (
     condition_status,
     conditions,

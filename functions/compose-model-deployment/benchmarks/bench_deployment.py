@@ -17,7 +17,7 @@ from typing import Any
 from compose_model_deployment.fn import CACHE, CLUSTERS, REPLICAS, run_function
 from compose_model_deployment.main import NAME
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelfleet_contracts.runner import SafeRunner
+from modelfleet_contracts.edge.runner import SafeRunner
 from modelfleet_devtools.bench import exit_status, require_ready, run_benchmark
 from modelfleet_devtools.requests import desired_resources, run_function_request
 from modelfleet_devtools.world import H100, inference_cluster, ready_model_cache

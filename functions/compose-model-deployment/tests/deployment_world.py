@@ -4,7 +4,7 @@ from typing import Any
 
 from compose_model_deployment.fn import CACHE, CLUSTERS, REPLICAS, run_function
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelfleet_contracts.runner import SafeRunner
+from modelfleet_contracts.edge.runner import SafeRunner
 from modelfleet_devtools.requests import desired_resources, desired_status, run_function_request
 
 RUNNER = SafeRunner(run_function, "compose-model-deployment")

@@ -8,7 +8,7 @@ from compose_model_replica.core import SERVICE, USAGE, WORKLOAD
 from compose_model_replica.engines import LEADER_SCRIPT, WORKER_SCRIPT
 from compose_model_replica.fn import CACHE, CLUSTER, run_function
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelfleet_contracts.runner import SafeRunner
+from modelfleet_contracts.edge.runner import SafeRunner
 from modelfleet_devtools.requests import (
     desired_resources,
     desired_status,

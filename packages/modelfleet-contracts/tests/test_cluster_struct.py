@@ -6,8 +6,9 @@ from typing import Any
 from google.protobuf import struct_pb2
 from hypothesis import given
 from hypothesis import strategies as st
-from modelfleet_contracts import structs
-from modelfleet_contracts.clusters import read_cluster, read_cluster_struct
+from modelfleet_contracts.clusters import read_cluster
+from modelfleet_contracts.edge import structs
+from modelfleet_contracts.edge.clusters import read_cluster_struct
 from modelfleet_devtools.world import inference_cluster
 
 odd = (

@@ -6,7 +6,8 @@ import pytest
 from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.clusters import matches_selector, read_cluster
-from modelfleet_contracts.conditions import Status, report, set_composite_ready
+from modelfleet_contracts.conditions import Status
+from modelfleet_contracts.edge.report import report, set_composite_ready
 from modelfleet_contracts.labels import owner_labels
 from modelfleet_contracts.mounts import MODEL_MOUNT_PATH, mounted_model_path
 from modelfleet_contracts.naming import cache_claim_name, remote_name, workload_name

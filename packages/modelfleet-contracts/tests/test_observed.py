@@ -6,9 +6,10 @@ from typing import Any
 from google.protobuf import struct_pb2
 from hypothesis import given
 from hypothesis import strategies as st
-from modelfleet_contracts import structs
+from modelfleet_contracts.edge import structs
+from modelfleet_contracts.edge.observed import read_observed
 from modelfleet_contracts.fields import list_at, mapping_at, mapping_path
-from modelfleet_contracts.observed import Condition, ObservedObject, read_observed
+from modelfleet_contracts.observed import Condition, ObservedObject
 
 odd = (
     st.none() | st.booleans() | st.text(max_size=6) | st.floats() | st.lists(st.none(), max_size=2)

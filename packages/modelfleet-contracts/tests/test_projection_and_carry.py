@@ -7,8 +7,8 @@ from typing import Any
 from google.protobuf import struct_pb2
 from hypothesis import given
 from hypothesis import strategies as st
-from modelfleet_contracts import structs
-from modelfleet_contracts.carry import carry_forward_into
+from modelfleet_contracts.edge import structs
+from modelfleet_contracts.edge.carry import carry_forward_into
 from modelfleet_contracts.objects import carry_forward
 
 scalars = st.none() | st.booleans() | st.text(max_size=8) | st.integers(-(2**40), 2**40)

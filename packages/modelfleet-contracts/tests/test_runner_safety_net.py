@@ -1,7 +1,7 @@
 """The runner's last line of defence: a core that raises keeps what was composed."""
 
 import pytest
-from modelfleet_contracts.runner import SafeRunner
+from modelfleet_contracts.edge.runner import SafeRunner
 from modelfleet_devtools.requests import conditions, desired_resources, run_function_request
 
 CLAIM = {

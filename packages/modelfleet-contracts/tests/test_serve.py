@@ -1,7 +1,7 @@
 """Every function's console script accepts requests of a 1000-cluster fleet by default."""
 
 from click.testing import CliRunner
-from modelfleet_contracts.serve import DEFAULT_MAX_MESSAGE_MIB, function_cli
+from modelfleet_contracts.edge.serve import DEFAULT_MAX_MESSAGE_MIB, function_cli
 
 
 def test_the_default_request_limit_is_64_mib_and_help_says_so():

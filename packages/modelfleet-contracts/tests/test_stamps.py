@@ -5,7 +5,7 @@ import pytest
 from google.protobuf import struct_pb2
 from hypothesis import given
 from hypothesis import strategies as st
-from modelfleet_contracts import structs
+from modelfleet_contracts.edge import structs
 from modelfleet_contracts.stamps import Shape, marker
 
 SHAPE = Shape(

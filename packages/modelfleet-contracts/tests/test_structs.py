@@ -7,7 +7,7 @@ from crossplane.function import resource
 from google.protobuf import struct_pb2
 from hypothesis import given
 from hypothesis import strategies as st
-from modelfleet_contracts import structs
+from modelfleet_contracts.edge import structs
 
 scalars = st.none() | st.booleans() | st.text(max_size=8) | st.integers(-(2**40), 2**40)
 json_values = st.recursive(

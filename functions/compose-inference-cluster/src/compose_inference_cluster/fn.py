@@ -2,10 +2,10 @@
 
 from crossplane.function import request, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelfleet_contracts import structs
 from modelfleet_contracts.api import OBJECT_API_VERSION, PROVIDER_CONFIG_KIND
+from modelfleet_contracts.edge import structs
+from modelfleet_contracts.edge.outcome import apply_outcome
 from modelfleet_contracts.fields import mapping_at
-from modelfleet_contracts.outcome import apply_outcome
 
 from compose_inference_cluster.core import compose_cluster
 

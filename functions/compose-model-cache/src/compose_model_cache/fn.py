@@ -4,12 +4,12 @@ from typing import Any
 
 from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelfleet_contracts import structs
 from modelfleet_contracts.api import API_VERSION, INFERENCE_CLUSTER
-from modelfleet_contracts.clusters import read_cluster_struct
+from modelfleet_contracts.edge import structs
+from modelfleet_contracts.edge.clusters import read_cluster_struct
+from modelfleet_contracts.edge.observed import read_observed
+from modelfleet_contracts.edge.outcome import apply_outcome
 from modelfleet_contracts.fields import mapping_at
-from modelfleet_contracts.observed import read_observed
-from modelfleet_contracts.outcome import apply_outcome
 
 from compose_model_cache.core import compose_cache
 from compose_model_cache.status import PROGRESS_REASONS

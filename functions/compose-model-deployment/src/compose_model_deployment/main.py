@@ -1,7 +1,7 @@
 """`compose-model-deployment`: serve the function with the SDK's standard flags."""
 
-from modelfleet_contracts.runner import SafeRunner
-from modelfleet_contracts.serve import function_cli
+from modelfleet_contracts.edge.runner import SafeRunner
+from modelfleet_contracts.edge.serve import function_cli
 
 from compose_model_deployment.fn import run_function
 

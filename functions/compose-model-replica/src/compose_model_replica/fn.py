@@ -4,10 +4,10 @@ from typing import Any
 
 from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelfleet_contracts import structs
 from modelfleet_contracts.api import API_VERSION, INFERENCE_CLUSTER, MODEL_CACHE
+from modelfleet_contracts.edge import structs
+from modelfleet_contracts.edge.outcome import apply_outcome
 from modelfleet_contracts.fields import mapping_at
-from modelfleet_contracts.outcome import apply_outcome
 
 from compose_model_replica.core import PROGRESS_REASONS, compose_replica
 

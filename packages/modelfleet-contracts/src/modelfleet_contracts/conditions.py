@@ -1,10 +1,8 @@
-"""Conditions, events on transitions only, and explicit composite readiness."""
+"""Conditions: what a function reports (`Status`) and the one reader of the conditions
+Kubernetes objects carry (`status.conditions`, a list of mappings with a `type`)."""
 
 from dataclasses import dataclass
 from typing import Any
-
-from crossplane.function import resource, response
-from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelfleet_contracts.fields import list_at, mapping_at
 
@@ -18,17 +16,36 @@ class Status:
     reason: str
     message: str = ""
 
+    @classmethod
+    def true(cls, typ: str, reason: str, message: str = "") -> "Status":
+        return cls(typ, True, reason, message)
+
+    @classmethod
+    def false(cls, typ: str, reason: str, message: str = "") -> "Status":
+        return cls(typ, False, reason, message)
+
     @property
     def status_text(self) -> str:
         return "True" if self.status else "False"
 
 
-def previous_condition(observed_xr: dict[str, Any], typ: str) -> dict[str, Any] | None:
-    """The condition of type `typ` the XR carried when this reconcile began."""
-    for c in list_at(mapping_at(observed_xr, "status"), "conditions"):
+def condition_in(status: Any, typ: str) -> dict[str, Any]:
+    """The first condition of type `typ` in `status["conditions"]`; `{}` when there is none
+    (a status, list or condition of another shape reads as none, never raises)."""
+    for c in list_at(status, "conditions"):
         if isinstance(c, dict) and c.get("type") == typ:
             return c
-    return None
+    return {}
+
+
+def condition_true(status: Any, typ: str) -> bool:
+    """Whether `status` carries a condition `typ` whose status is "True"."""
+    return condition_in(status, typ).get("status") == "True"
+
+
+def previous_condition(observed_xr: dict[str, Any], typ: str) -> dict[str, Any] | None:
+    """The condition of type `typ` the XR carried when this reconcile began."""
+    return condition_in(mapping_at(observed_xr, "status"), typ) or None
 
 
 def is_transition(observed_xr: dict[str, Any], condition: Status) -> bool:
@@ -37,37 +54,3 @@ def is_transition(observed_xr: dict[str, Any], condition: Status) -> bool:
     if before is None:
         return True
     return before.get("status") != condition.status_text or before.get("reason") != condition.reason
-
-
-def report(
-    rsp: fnv1.RunFunctionResponse,
-    observed_xr: dict[str, Any],
-    *conditions: Status,
-    events: bool = True,
-    progress_reasons: frozenset[str] = frozenset(),
-) -> None:
-    """Set `conditions` on the XR; for each one that changed, emit an event so
-    `kubectl describe` shows transitions only: Normal when True or when False for a reason
-    in `progress_reasons` (work under way, e.g. `Hydrating`), Warning otherwise."""
-    response.set_conditions(
-        rsp,
-        *(
-            resource.Condition(typ=c.type, status=c.status_text, reason=c.reason, message=c.message)
-            for c in conditions
-        ),
-    )
-    if not events:
-        return
-    for c in conditions:
-        if not is_transition(observed_xr, c):
-            continue
-        text = f"{c.type} {c.reason}: {c.message}" if c.message else f"{c.type} {c.reason}"
-        if c.status or c.reason in progress_reasons:
-            response.normal(rsp, text)
-        else:
-            response.warning(rsp, text)
-
-
-def set_composite_ready(rsp: fnv1.RunFunctionResponse, ready: bool) -> None:
-    """Set the XR's readiness explicitly (True when done, False otherwise)."""
-    rsp.desired.composite.ready = fnv1.READY_TRUE if ready else fnv1.READY_FALSE

@@ -26,12 +26,17 @@ def mapping_path(obj: Any, *keys: str) -> dict[str, Any]:
     return obj if isinstance(obj, dict) else {}
 
 
-def int_at(obj: Any, key: str, default: int = 0) -> int:
-    """`obj[key]` as an int (Crossplane sends numbers as floats), `default` if it is not one."""
-    value = obj.get(key) if isinstance(obj, dict) else None
+def as_int(value: Any, default: int = 0) -> int:
+    """`value` as an int (Crossplane sends numbers as floats, so 3.0 is 3); `default` when it
+    is no number (None, a string, a bool) or no finite one."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return default
     try:
         return int(value)
     except (OverflowError, ValueError):
         return default
+
+
+def int_at(obj: Any, key: str, default: int = 0) -> int:
+    """`obj[key]` as an int (`as_int`), `default` if it is not one."""
+    return as_int(obj.get(key) if isinstance(obj, dict) else None, default)

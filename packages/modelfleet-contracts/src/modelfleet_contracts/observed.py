@@ -2,14 +2,11 @@
 
 An observed Object carries its manifest twice (as composed, and echoed with the remote
 object), server bookkeeping and conditions: hundreds of values, of which a function decides
-on a handful. `read_observed` takes those few straight from the protobuf Struct, tolerantly:
-a field of another shape reads as absent (empty string, zero), never raises.
+on a handful. The edge (`edge.observed.read_observed`) takes those few straight from the
+protobuf Struct; a core decides on these facts only.
 """
 
 from dataclasses import dataclass
-from typing import Any
-
-from google.protobuf import struct_pb2
 
 
 @dataclass(frozen=True)
@@ -38,65 +35,3 @@ class ObservedObject:
             if c.type == typ and c.status == status:
                 return c
         return None
-
-
-# --- from protobuf ---------------------------------------------------------------------
-
-
-def _struct(fields: Any, key: str) -> Any:
-    """`fields[key]`'s Struct fields when it is a Struct, else None (`get`: never inserts)."""
-    v = fields.get(key)
-    return v.struct_value.fields if v is not None and v.HasField("struct_value") else None
-
-
-def _string(fields: Any, key: str) -> str:
-    v = fields.get(key)
-    return v.string_value if v is not None else ""  # "" when the value is not a string
-
-
-def _count(fields: Any, key: str) -> int:
-    v = fields.get(key)
-    if v is None or not v.HasField("number_value"):
-        return 0
-    n = v.number_value
-    return int(n) if 0 <= n < 2**53 else 0
-
-
-def _conditions(fields: Any) -> list[Any]:
-    v = fields.get("conditions")
-    if v is None or not v.HasField("list_value"):
-        return []
-    return [c.struct_value.fields for c in v.list_value.values if c.HasField("struct_value")]
-
-
-def read_observed(s: struct_pb2.Struct) -> ObservedObject:
-    """The facts of an observed Object, read from its Struct without converting it."""
-    status = _struct(s.fields, "status")
-    if status is None:
-        return ObservedObject()
-    failure = ""
-    for c in _conditions(status):
-        if _string(c, "status") == "False" and (message := _string(c, "message")):
-            failure = message
-            break
-    remote = _struct(status, "atProvider")
-    remote = _struct(remote, "manifest") if remote is not None else None
-    remote = _struct(remote, "status") if remote is not None else None
-    if not remote:
-        return ObservedObject(failure_message=failure)
-    return ObservedObject(
-        remote_seen=True,
-        remote_phase=_string(remote, "phase"),
-        remote_conditions=tuple(
-            Condition(
-                _string(c, "type"),
-                _string(c, "status"),
-                _string(c, "reason"),
-                _string(c, "message"),
-            )
-            for c in _conditions(remote)
-        ),
-        remote_succeeded=_count(remote, "succeeded"),
-        remote_failed=_count(remote, "failed"),
-        failure_message=failure,
-    )

@@ -2,7 +2,7 @@
 
 Registered from the repository's root conftest.py. For the whole session it:
 
-- wraps `modelfleet_contracts.runner.SafeRunner.run` (the one entry point every function
+- wraps `modelfleet_contracts.edge.runner.SafeRunner.run` (the one entry point every function
   goes through, in-process or behind gRPC) and sees each RunFunctionRequest and response;
 - listens to every log record (a handler on the root logger; the `modelfleet` logger is
   opened down to DEBUG so nothing a function logs escapes the scan);
@@ -42,8 +42,8 @@ from typing import Any
 import pytest
 from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelfleet_contracts import runner
 from modelfleet_contracts.api import GROUP
+from modelfleet_contracts.edge import runner
 
 from modelfleet_devtools.secrets import TEST_TOKENS, encodings
 from modelfleet_devtools.validation import validate_manifest, validate_xr

@@ -15,8 +15,8 @@ from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
-from modelfleet_contracts import structs
-from modelfleet_contracts.carry import carry_forward_into
+from modelfleet_contracts.edge import structs
+from modelfleet_contracts.edge.carry import carry_forward_into
 from modelfleet_contracts.fields import mapping_at
 
 Core = Callable[[fnv1.RunFunctionRequest, fnv1.RunFunctionResponse], None]

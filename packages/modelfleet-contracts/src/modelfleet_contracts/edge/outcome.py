@@ -1,0 +1,42 @@
+"""Writing an `Outcome` into the response the same way in every function."""
+
+from typing import Any
+
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from modelfleet_contracts.edge import structs
+from modelfleet_contracts.edge.carry import carry_forward_into
+from modelfleet_contracts.edge.report import report, set_composite_ready
+from modelfleet_contracts.edge.runner import keep_observed_resources, keep_observed_status
+from modelfleet_contracts.outcome import Outcome
+from modelfleet_contracts.stamps import Stamp
+
+
+def apply_outcome(
+    req: fnv1.RunFunctionRequest,
+    rsp: fnv1.RunFunctionResponse,
+    observed_xr: dict[str, Any],
+    outcome: Outcome,
+    *,
+    progress_reasons: frozenset[str] = frozenset(),
+) -> None:
+    if outcome.keep_everything:
+        keep_observed_resources(req, rsp)
+        keep_observed_status(req, rsp)
+    else:
+        observed = req.observed.resources
+        for name in outcome.kept:
+            if name in observed and name not in outcome.desired:
+                carry_forward_into(rsp.desired.resources[name].resource, observed[name].resource)
+        shapes: dict[int, Any] = {}
+        for name, desired in outcome.desired.items():
+            target = rsp.desired.resources[name].resource
+            if isinstance(desired, Stamp):
+                structs.write_stamp(target, desired, shapes)
+            else:
+                structs.update(target, desired)
+        if outcome.status is not None:
+            structs.update(rsp.desired.composite.resource, {"status": outcome.status})
+    if outcome.conditions:
+        report(rsp, observed_xr, *outcome.conditions, progress_reasons=progress_reasons)
+    set_composite_ready(rsp, outcome.ready and not outcome.keep_everything)
