@@ -18,17 +18,12 @@ import copy
 from pathlib import Path
 from typing import Any
 
+from modelfleet_cli.composed import ANNOTATION_RESOURCE_NAME, composed_metadata
+from modelfleet_cli.discovery import composition_for, repository_compositions, repository_root
 from modelfleet_cli.functions import FunctionServers, running_functions
 from modelfleet_cli.loading import LoadError, load_objects
 from modelfleet_cli.output import whole_numbers_as_int, yaml_stream
-from modelfleet_cli.pipeline import (
-    ANNOTATION_RESOURCE_NAME,
-    composed_metadata,
-    composition_for,
-    repository_compositions,
-    repository_root,
-    run_pipeline,
-)
+from modelfleet_cli.pipeline import run_pipeline
 from modelfleet_cli.render import CONDITION_TIME
 
 FUNCTIONS = (

@@ -8,14 +8,9 @@ from typing import Any
 import pytest
 from crossplane.function import request, resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelfleet_cli.pipeline import (
-    MAX_CALLS_PER_STEP,
-    PipelineError,
-    composed_metadata,
-    composition_for,
-    repository_compositions,
-    run_pipeline,
-)
+from modelfleet_cli.composed import composed_metadata
+from modelfleet_cli.discovery import composition_for, repository_compositions
+from modelfleet_cli.pipeline import MAX_CALLS_PER_STEP, PipelineError, run_pipeline
 
 XR = {
     "apiVersion": "modelfleet.io/v1alpha1",

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+from modelfleet_cli.discovery import repository_root
 from modelfleet_cli.main import main
-from modelfleet_cli.pipeline import repository_root
 
 ROOT = repository_root()
 assert ROOT is not None

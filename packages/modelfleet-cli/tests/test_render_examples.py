@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
+from modelfleet_cli.composed import ANNOTATION_RESOURCE_NAME
+from modelfleet_cli.discovery import repository_root
 from modelfleet_cli.functions import FunctionServers
 from modelfleet_cli.loading import LoadError, load_objects
 from modelfleet_cli.main import main
-from modelfleet_cli.pipeline import ANNOTATION_RESOURCE_NAME, repository_root
 from modelfleet_devtools.audit import record_text
 from modelfleet_devtools.validation import require_shared_schemas, validate_manifest
 

@@ -10,11 +10,12 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
+from modelfleet_cli.discovery import repository_compositions
 from modelfleet_cli.functions import running_functions
-from modelfleet_cli.pipeline import repository_compositions
 from modelfleet_cli.simulate import simulate
+from modelfleet_cli.simulate.clusters import workload_clusters
 from modelfleet_cli.simulate.command import FUNCTIONS, simulate_fleet
-from modelfleet_cli.simulate.control_plane import ControlPlane, workload_clusters
+from modelfleet_cli.simulate.control_plane import ControlPlane
 from modelfleet_cli.simulate.fleet import load_fleet
 from modelfleet_cli.simulate.timeline import Progress, Timeline
 from modelfleet_contracts.api import API_VERSION, MODEL_CACHE, MODEL_DEPLOYMENT

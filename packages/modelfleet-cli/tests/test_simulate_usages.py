@@ -5,9 +5,10 @@ last Usage is gone — as Crossplane's admission webhook and Usage controller do
 from typing import Any
 
 import pytest
-from modelfleet_cli.pipeline import repository_compositions
-from modelfleet_cli.simulate.control_plane import ControlPlane, Key, key_of
+from modelfleet_cli.discovery import repository_compositions
+from modelfleet_cli.simulate.control_plane import ControlPlane
 from modelfleet_cli.simulate.fleet import Fleet
+from modelfleet_cli.simulate.objects import Key, key_of
 
 CACHE: Key = ("modelfleet.io/v1alpha1", "ModelCache", "ml-team", "kimi-k2")
 CLUSTER: Key = ("modelfleet.io/v1alpha1", "InferenceCluster", "", "gke-us")

@@ -19,18 +19,17 @@ What it does not do: connection details, function credentials, required schemas,
 
 import copy
 import hashlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from pathlib import Path
+from datetime import datetime
 from typing import Any
 
-import yaml
 from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelfleet_contracts.fields import mapping_at, mapping_path
+from modelfleet_contracts.fields import mapping_at
 
 from modelfleet_cli.selectors import resolve
+from modelfleet_cli.xr_conditions import condition, set_conditions, unready_message
 
 Caller = Callable[[str, fnv1.RunFunctionRequest], fnv1.RunFunctionResponse]
 """Calls the named function (a Composition step's `functionRef.name`) with a request."""
@@ -107,10 +106,6 @@ class PipelineResult:
         if self.fatal is None:
             return None
         return f"pipeline step {self.fatal_step!r} returned a fatal result: {self.fatal}"
-
-
-def rfc3339(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def run_pipeline(
@@ -305,15 +300,6 @@ def _observed_ready(obj: Mapping[str, Any] | None) -> bool:
     )
 
 
-def unready_message(names: Iterable[str]) -> str:
-    """Crossplane's "Unready resources: a, b, c, and 2 more"."""
-    ordered = sorted(names)
-    shown = ", ".join(ordered[:3])
-    if len(ordered) > 3:
-        shown += f", and {len(ordered) - 3} more"
-    return f"Unready resources: {shown}"
-
-
 def _reconciled_composite(
     xr: Mapping[str, Any],
     desired_xr: Mapping[str, Any],
@@ -335,16 +321,16 @@ def _reconciled_composite(
         if not (ready is True or (ready is None and _observed_ready(observed.get(name))))
     ]
     if out.composite_ready is True:
-        ready = _condition("Ready", "True", "Available")
+        ready = condition("Ready", "True", "Available")
     elif out.composite_ready is False:
-        ready = _condition("Ready", "False", "Creating")
+        ready = condition("Ready", "False", "Creating")
     elif unready:
-        ready = _condition("Ready", "False", "Creating", unready_message(unready))
+        ready = condition("Ready", "False", "Creating", unready_message(unready))
     else:
-        ready = _condition("Ready", "True", "Available")
-    conditions = [_condition("Synced", "True", "ReconcileSuccess"), ready]
+        ready = condition("Ready", "True", "Available")
+    conditions = [condition("Synced", "True", "ReconcileSuccess"), ready]
     conditions += [
-        _condition(c.type, STATUS_TEXT.get(c.status, "Unknown"), c.reason, c.message)
+        condition(c.type, STATUS_TEXT.get(c.status, "Unknown"), c.reason, c.message)
         for c in out.conditions
         if c.type not in SYSTEM_CONDITIONS
     ]
@@ -363,142 +349,6 @@ def _failed(
     out.resources = {name: copy.deepcopy(dict(obj)) for name, obj in observed.items()}
     out.composite = copy.deepcopy(dict(xr))
     message = f"cannot compose resources: {out.error}"
-    out.xr_conditions = [_condition("Synced", "False", "ReconcileError", message)]
+    out.xr_conditions = [condition("Synced", "False", "ReconcileError", message)]
     set_conditions(out.composite, out.xr_conditions, now)
-    return out
-
-
-def _condition(typ: str, status: str, reason: str, message: str = "") -> dict[str, str]:
-    condition = {"type": typ, "status": status, "reason": reason}
-    if message:
-        condition["message"] = message
-    return condition
-
-
-def set_conditions(
-    obj: dict[str, Any], conditions: Iterable[Mapping[str, str]], now: datetime | None = None
-) -> None:
-    """Set conditions by type on `obj`'s status, keeping lastTransitionTime (and the
-    condition as it is) when type, status, reason and message are unchanged."""
-    status = obj.setdefault("status", {})
-    if not isinstance(status, dict):
-        status = obj["status"] = {}
-    existing = [c for c in status.get("conditions") or [] if isinstance(c, dict)]
-    stamp = rfc3339(now or datetime.now(UTC))
-    for new in conditions:
-        same_type = next((c for c in existing if c.get("type") == new["type"]), None)
-        if same_type is not None and all(
-            same_type.get(k, "") == new.get(k, "") for k in ("status", "reason", "message")
-        ):
-            continue
-        replacement = dict(new, lastTransitionTime=stamp)
-        if same_type is None:
-            existing.append(replacement)
-        else:
-            existing[existing.index(same_type)] = replacement
-    status["conditions"] = existing
-
-
-def composition_for(
-    xr: Mapping[str, Any], compositions: Iterable[Mapping[str, Any]]
-) -> dict[str, Any] | None:
-    """The Composition Crossplane would pick for `xr`: the one its
-    `spec.crossplane.compositionRef` (v2) or `spec.compositionRef` names, else the first whose
-    `spec.compositeTypeRef` has the XR's apiVersion and kind."""
-    spec = mapping_at(xr, "spec")
-    ref = mapping_path(spec, "crossplane", "compositionRef") or mapping_at(spec, "compositionRef")
-    wanted_name = ref.get("name")
-    candidates = []
-    for comp in compositions:
-        type_ref = mapping_path(comp, "spec", "compositeTypeRef")
-        if type_ref.get("apiVersion") == xr.get("apiVersion") and type_ref.get("kind") == xr.get(
-            "kind"
-        ):
-            candidates.append(dict(comp))
-    if wanted_name:
-        return next(
-            (c for c in candidates if mapping_at(c, "metadata").get("name") == wanted_name), None
-        )
-    return candidates[0] if candidates else None
-
-
-def repository_root(start: Path | None = None) -> Path | None:
-    """This repository's root: the nearest directory above this package (an editable
-    install in the workspace), else above `start` / the current directory, that holds both
-    `crossplane-project.yaml` and `apis/`. None when neither is inside the repository."""
-    for origin in (Path(__file__).resolve(), (start or Path.cwd()).resolve()):
-        for candidate in (origin, *origin.parents):
-            if (candidate / "crossplane-project.yaml").is_file() and (candidate / "apis").is_dir():
-                return candidate
-    return None
-
-
-def repository_compositions(root: Path | None = None) -> list[dict[str, Any]]:
-    """The Compositions in `apis/*/composition.yaml` of this repository (see
-    `repository_root`); empty when the repository cannot be found."""
-    root = root or repository_root()
-    if root is None:
-        return []
-    compositions = []
-    for path in sorted((root / "apis").glob("*/composition.yaml")):
-        for doc in yaml.safe_load_all(path.read_text()):
-            if isinstance(doc, dict) and doc.get("kind") == "Composition":
-                compositions.append(doc)
-    return compositions
-
-
-ANNOTATION_RESOURCE_NAME = "crossplane.io/composition-resource-name"
-LABEL_COMPOSITE = "crossplane.io/composite"
-LABEL_CLAIM_NAME = "crossplane.io/claim-name"
-LABEL_CLAIM_NAMESPACE = "crossplane.io/claim-namespace"
-
-
-def composed_metadata(
-    desired: Mapping[str, Any],
-    xr: Mapping[str, Any],
-    name: str,
-    observed: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """`desired` with the metadata Crossplane gives a composed resource: the observed
-    resource's name (or a generateName from the root composite), the XR's namespace for a
-    namespaced XR, the composition-resource-name annotation, the `crossplane.io/composite`
-    label (and claim labels) and a controller owner reference to the XR."""
-    out = copy.deepcopy(dict(desired))
-    metadata = out.setdefault("metadata", {})
-    if not isinstance(metadata, dict):
-        metadata = out["metadata"] = {}
-    xr_meta = mapping_at(xr, "metadata")
-    xr_labels = mapping_at(xr_meta, "labels")
-    if observed is not None:
-        obs_meta = mapping_at(observed, "metadata")
-        for key in ("namespace", "name", "generateName"):
-            if obs_meta.get(key):
-                metadata[key] = obs_meta[key]
-            else:
-                metadata.pop(key, None)
-    prefix = xr_labels.get(LABEL_COMPOSITE) or xr_meta.get("name", "")
-    if not metadata.get("name") and not metadata.get("generateName"):
-        metadata["generateName"] = f"{prefix}-"
-    if xr_meta.get("namespace"):
-        metadata["namespace"] = xr_meta["namespace"]
-    metadata.setdefault("annotations", {})[ANNOTATION_RESOURCE_NAME] = name
-    labels = metadata.setdefault("labels", {})
-    labels[LABEL_COMPOSITE] = prefix
-    if xr_labels.get(LABEL_CLAIM_NAME) and xr_labels.get(LABEL_CLAIM_NAMESPACE):
-        labels[LABEL_CLAIM_NAME] = xr_labels[LABEL_CLAIM_NAME]
-        labels[LABEL_CLAIM_NAMESPACE] = xr_labels[LABEL_CLAIM_NAMESPACE]
-    owner = {
-        "apiVersion": xr.get("apiVersion", ""),
-        "kind": xr.get("kind", ""),
-        "name": xr_meta.get("name", ""),
-        "uid": xr_meta.get("uid", ""),
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
-    references = [
-        r
-        for r in metadata.get("ownerReferences") or []
-        if isinstance(r, Mapping) and not r.get("controller")
-    ]
-    metadata["ownerReferences"] = [*references, owner]
     return out

@@ -15,21 +15,18 @@ from typing import Any, NoReturn
 import click
 from modelfleet_contracts.fields import mapping_at
 
+from modelfleet_cli.composed import ANNOTATION_RESOURCE_NAME, composed_metadata
+from modelfleet_cli.discovery import composition_for, repository_compositions, repository_root
 from modelfleet_cli.functions import FunctionError, development_targets, running_functions
 from modelfleet_cli.loading import LoadError, load_objects, load_one, of_kind
 from modelfleet_cli.output import yaml_stream
 from modelfleet_cli.pipeline import (
-    ANNOTATION_RESOURCE_NAME,
     SEVERITY_TEXT,
     PipelineError,
     PipelineResult,
-    composed_metadata,
-    composition_for,
-    repository_compositions,
-    repository_root,
-    rfc3339,
     run_pipeline,
 )
+from modelfleet_cli.xr_conditions import rfc3339
 
 RENDER_API_VERSION = "render.crossplane.io/v1beta1"
 # crossplane render stamps every condition with this time: a real one would only be noise.

@@ -9,11 +9,14 @@ from typing import Any
 import click
 from modelfleet_contracts.fields import list_at, mapping_at
 
+from modelfleet_cli.discovery import repository_compositions
 from modelfleet_cli.functions import FunctionError, running_functions
-from modelfleet_cli.pipeline import Caller, PipelineError, repository_compositions
+from modelfleet_cli.pipeline import Caller, PipelineError
 from modelfleet_cli.simulate import faults as f
-from modelfleet_cli.simulate.control_plane import ControlPlane, condition, workload_clusters
+from modelfleet_cli.simulate.clusters import workload_clusters
+from modelfleet_cli.simulate.control_plane import ControlPlane
 from modelfleet_cli.simulate.fleet import FleetError, load_fleet, load_settings, xr_id
+from modelfleet_cli.simulate.objects import condition
 from modelfleet_cli.simulate.timeline import Progress, Timeline
 from modelfleet_cli.simulate.verdict import assess
 

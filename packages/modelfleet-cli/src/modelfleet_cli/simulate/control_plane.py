@@ -21,45 +21,25 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.api import (
     API_VERSION,
     INFERENCE_CLUSTER,
-    LWS_KIND,
     MODEL_CACHE,
     OBJECT_API_VERSION,
     PROVIDER_CONFIG_KIND,
 )
-from modelfleet_contracts.fields import list_at, mapping_at, mapping_path
+from modelfleet_contracts.fields import mapping_at, mapping_path
 
-from modelfleet_cli.pipeline import (
-    Caller,
-    PipelineResult,
-    composed_metadata,
-    composition_for,
-    run_pipeline,
-    set_conditions,
-)
+from modelfleet_cli.composed import composed_metadata
+from modelfleet_cli.discovery import composition_for
+from modelfleet_cli.pipeline import Caller, PipelineResult, run_pipeline
+from modelfleet_cli.simulate import deletion
 from modelfleet_cli.simulate import faults as f
-from modelfleet_cli.simulate import usages as u
 from modelfleet_cli.simulate.fleet import XR_ORDER, Fleet, xr_id
+from modelfleet_cli.simulate.objects import Key, condition, is_xr, key_of
 from modelfleet_cli.simulate.provider import Providers, is_managed
-from modelfleet_cli.simulate.workload import HydrationFault, Pool, WorkloadCluster
+from modelfleet_cli.simulate.records import Event, Loss, Refusal
+from modelfleet_cli.simulate.workload import HydrationFault, WorkloadCluster
+from modelfleet_cli.xr_conditions import set_conditions
 
-Key = tuple[str, str, str, str]  # apiVersion, kind, namespace, name
 START = datetime(2025, 1, 1, tzinfo=UTC)
-# Remote kinds whose loss costs weights or serving capacity.
-PRECIOUS = frozenset({"PersistentVolumeClaim", "Job", "Deployment", LWS_KIND})
-
-
-def key_of(obj: dict[str, Any]) -> Key:
-    metadata = mapping_at(obj, "metadata")
-    return (
-        str(obj.get("apiVersion")),
-        str(obj.get("kind")),
-        str(metadata.get("namespace") or ""),
-        str(metadata.get("name") or ""),
-    )
-
-
-def is_xr(obj: dict[str, Any]) -> bool:
-    return obj.get("apiVersion") == API_VERSION and obj.get("kind") in XR_ORDER
 
 
 def _xr_sort(key: Key) -> tuple[int, str, str]:
@@ -75,70 +55,6 @@ def stored_secret(secret: dict[str, Any]) -> dict[str, Any]:
         for k, v in plain.items():
             data[k] = base64.b64encode(str(v).encode()).decode()
     return stored
-
-
-@dataclass
-class Loss:
-    """Something precious deleted while its owner and its cluster still exist."""
-
-    round: int
-    what: str
-    cluster: str
-    owner: str
-
-
-@dataclass
-class Event:
-    round: int
-    xr: str
-    severity: str
-    message: str
-
-
-@dataclass
-class Refusal:
-    """A deletion the API server refused because the object is in use (what `kubectl
-    delete` would print)."""
-
-    round: int
-    what: str
-    message: str
-
-
-def workload_clusters(fleet: Fleet, settings: dict[str, Any]) -> dict[str, WorkloadCluster]:
-    """One simulated cluster per InferenceCluster of the fleet, shaped by its spec (pools,
-    its named StorageClass) and by `simulation.yaml` (`clusters.<name>`: extra
-    `storageClasses`, `missingStorageClasses`, pre-existing `objects`)."""
-    per_cluster = mapping_at(settings, "clusters")
-    hydration_rounds = int(settings.get("hydrationRounds", 2))
-    clusters = {}
-    for ic in fleet.xrs:
-        if ic["kind"] != INFERENCE_CLUSTER:
-            continue
-        name = ic["metadata"]["name"]
-        spec = mapping_at(ic, "spec")
-        extra = mapping_at(per_cluster, name)
-        classes = {str(c) for c in list_at(extra, "storageClasses")}
-        named = mapping_at(spec, "storage").get("storageClassName")
-        if named:
-            classes.add(str(named))
-        classes -= {str(c) for c in list_at(extra, "missingStorageClasses")}
-        pools = [
-            Pool(
-                name=str(p.get("name")),
-                node_count=int(p.get("nodeCount") or 0),
-                gpus_per_node=int(mapping_at(p, "gpu").get("count") or 0),
-                node_selector={str(k): str(v) for k, v in mapping_at(p, "nodeSelector").items()},
-            )
-            for p in list_at(spec, "nodePools")
-            if isinstance(p, dict)
-        ]
-        cluster = WorkloadCluster(name, pools, classes, hydration_rounds=hydration_rounds)
-        for obj in list_at(extra, "objects"):
-            if isinstance(obj, dict):
-                cluster.add_existing(obj)
-        clusters[name] = cluster
-    return clusters
 
 
 @dataclass
@@ -160,8 +76,8 @@ class ControlPlane:
     round: int = 0
     _current: Key | None = None
     _serial: int = 0
-    _deleting: int = 0  # depth of nested delete() calls (an XR takes its children)
-    _replays: list[tuple[Key, str]] = field(default_factory=list)
+    deleting_depth: int = 0  # depth of nested delete() calls (an XR takes its children)
+    pending_replays: list[tuple[Key, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.pc_cluster: dict[str, str] = {}
@@ -224,7 +140,7 @@ class ControlPlane:
         )
         return self.pc_cluster.get(name) if exists else None
 
-    def _cluster_registered(self, cluster: str) -> bool:
+    def cluster_registered(self, cluster: str) -> bool:
         return (API_VERSION, INFERENCE_CLUSTER, "", cluster) in self.store
 
     # --- one round ------------------------------------------------------------------------
@@ -380,80 +296,16 @@ class ControlPlane:
                 self.delete(gone, f"left out of {xr_id(xr)}'s desired state")
 
     def _check_loss(self, owner: Key, gone: Key) -> None:
-        """A function dropped a composed resource: count it lost when it is precious and its
-        cluster is still registered (the user did not ask for it to go)."""
-        obj = self.store[gone]
-        if is_xr(obj):
-            cluster = str(mapping_at(obj, "spec").get("clusterName") or "")
-            what = xr_id(obj)
-        else:
-            manifest = mapping_path(obj, "spec", "forProvider", "manifest")
-            if manifest.get("kind") not in PRECIOUS:
-                return
-            pc = str(mapping_path(obj, "spec", "providerConfigRef").get("name") or "")
-            cluster = self.pc_cluster.get(pc, "")
-            remote = self.clusters[cluster].get(manifest) if cluster in self.clusters else None
-            if remote is None:
-                return
-            complete = any(
-                c.get("type") == "Complete" and c.get("status") == "True"
-                for c in list_at(mapping_at(remote, "status"), "conditions")
-            )
-            if manifest.get("kind") == "Job" and complete:
-                return  # a finished hydration Job is cleaned up by design
-            what = f"{manifest.get('kind')} {mapping_at(manifest, 'metadata').get('name')}"
-        if cluster and self._cluster_registered(cluster):
-            self.losses.append(Loss(self.round, what, cluster, xr_id(self.store[owner])))
+        deletion.check_loss(self, owner, gone)
 
     def usages_of(self, key: Key) -> list[Key]:
         """The Usages in the store that protect `key`."""
-        return sorted(
-            k for k, obj in self.store.items() if u.is_usage(obj) and u.used_key(obj) == key
-        )
+        return deletion.usages_of(self, key)
 
     def delete(self, key: Key, reason: str) -> bool:
-        """Delete an object from the control plane; an XR takes its composed resources with
-        it, a managed resource its remote object (as its management policies allow). An
-        object in use by a Usage is not deleted (False), as Crossplane's webhook refuses it."""
-        obj = self.store.get(key)
-        if obj is None:
-            return True
-        blocking = self.usages_of(key)
-        if blocking:
-            self._refuse(key, obj, blocking, reason)
-            return False
-        self._deleting += 1
-        try:
-            for child in list(self.refs.get(key, {}).values()):
-                self.delete(child, f"{xr_id(obj)} deleted")
-            self.refs.pop(key, None)
-            self.roots.pop(key, None)
-            if is_managed(obj):
-                outcome = self.providers.delete(obj, reason)
-                self.events.append(Event(self.round, xr_id(obj), "Normal", f"{outcome} ({reason})"))
-            del self.store[key]
-            used = self.deletion_attempts.pop(key, None)
-            if used is not None:
-                self._replays.append((used, f"replayed: its {xr_id(obj)} was deleted"))
-        finally:
-            self._deleting -= 1
-        if not self._deleting:
-            # A Usage with `by` goes only once its user is gone: replay after the whole
-            # cascade, not in the middle of it.
-            while self._replays:
-                used, why = self._replays.pop(0)
-                if used in self.store:
-                    self.delete(used, why)
-        return True
-
-    def _refuse(self, key: Key, obj: dict[str, Any], blocking: list[Key], reason: str) -> None:
-        usages = [self.store[k] for k in blocking]
-        message = f"deletion refused ({reason}): {u.in_use_message(usages)}"
-        self.refusals.append(Refusal(self.round, xr_id(obj), message))
-        self.events.append(Event(self.round, xr_id(obj), "Warning", message))
-        for usage_key, usage in zip(blocking, usages, strict=True):
-            if u.replays_deletion(usage):
-                self.deletion_attempts[usage_key] = key
+        """Delete an object and what it takes with it (see `deletion.delete`); False when a
+        Usage refuses it."""
+        return deletion.delete(self, key, reason)
 
     # --- what the timeline reads ----------------------------------------------------------
 
@@ -470,10 +322,3 @@ class ControlPlane:
             self.round >= x.round and (x.until is None or self.round >= x.until)
             for x in self.faults
         )
-
-
-def condition(obj: dict[str, Any], typ: str) -> dict[str, Any]:
-    for c in list_at(mapping_at(obj, "status"), "conditions"):
-        if isinstance(c, dict) and c.get("type") == typ:
-            return c
-    return {}

@@ -1,0 +1,35 @@
+"""Objects on the simulated control plane: their keys, and the XRs among them."""
+
+from typing import Any
+
+from modelfleet_contracts.api import API_VERSION
+from modelfleet_contracts.fields import list_at, mapping_at
+
+from modelfleet_cli.simulate.fleet import XR_ORDER
+
+Key = tuple[str, str, str, str]  # apiVersion, kind, namespace, name
+
+
+def key_of(obj: dict[str, Any]) -> Key:
+    metadata = mapping_at(obj, "metadata")
+    return (
+        str(obj.get("apiVersion")),
+        str(obj.get("kind")),
+        str(metadata.get("namespace") or ""),
+        str(metadata.get("name") or ""),
+    )
+
+
+def is_xr(obj: dict[str, Any]) -> bool:
+    return obj.get("apiVersion") == API_VERSION and obj.get("kind") in XR_ORDER
+
+
+def _xr_sort(key: Key) -> tuple[int, str, str]:
+    return XR_ORDER.index(key[1]), key[2], key[3]
+
+
+def condition(obj: dict[str, Any], typ: str) -> dict[str, Any]:
+    for c in list_at(mapping_at(obj, "status"), "conditions"):
+        if isinstance(c, dict) and c.get("type") == typ:
+            return c
+    return {}
