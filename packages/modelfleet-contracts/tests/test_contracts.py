@@ -168,9 +168,9 @@ def _response() -> fnv1.RunFunctionResponse:
 
 
 def test_conditions_emit_events_on_transitions_only():
-    staged = Status("ArtifactReady", True, "Staged", "staged on 2 cluster(s)")
-    failed = Status("ArtifactReady", False, "Failed", "hydration failed on gke-us")
-    hydrating = Status("ArtifactReady", False, "Hydrating", "staging")
+    staged = Status.true("ArtifactReady", "Staged", "staged on 2 cluster(s)")
+    failed = Status.false("ArtifactReady", "Failed", "hydration failed on gke-us")
+    hydrating = Status.false("ArtifactReady", "Hydrating", "staging")
     xr_staged = {
         "status": {"conditions": [{"type": "ArtifactReady", "status": "True", "reason": "Staged"}]}
     }

@@ -5,7 +5,7 @@ from modelfleet_contracts.clusters import read_cluster
 from modelfleet_contracts.conditions import Status, is_transition, previous_condition
 from modelfleet_devtools.world import inference_cluster
 
-READY = Status("ArtifactReady", True, "Staged")
+READY = Status.true("ArtifactReady", "Staged")
 
 
 @pytest.mark.parametrize(

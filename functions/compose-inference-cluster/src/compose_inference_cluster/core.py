@@ -9,7 +9,7 @@ of reality would send them to a cluster that cannot take work yet.
 from typing import Any
 
 from modelfleet_contracts.clusters import RWX
-from modelfleet_contracts.conditions import Status, previous_condition
+from modelfleet_contracts.conditions import Status, condition_true, previous_condition
 from modelfleet_contracts.fields import list_at, mapping_at, mapping_path
 from modelfleet_contracts.models.inferencecluster import InferenceClusterSpec
 from modelfleet_contracts.outcome import Outcome
@@ -46,21 +46,14 @@ def rwx_status(class_name: str, *, ready: bool) -> dict[str, Any]:
     return {"storageClassName": class_name, "accessMode": RWX, "ready": ready}
 
 
-def _conditions_of(obj: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
-    return {
-        str(c.get("type")): c
-        for c in list_at(mapping_at(obj, "status"), "conditions")
-        if isinstance(c, dict)
-    }
-
-
 def _ready(obj: dict[str, Any] | None) -> bool:
-    return _conditions_of(obj).get("Ready", {}).get("status") == "True"
+    return condition_true(mapping_at(obj, "status"), "Ready")
 
 
 def _error(obj: dict[str, Any] | None) -> str:
-    for c in _conditions_of(obj).values():
-        if c.get("status") == "False" and c.get("message"):
+    """The message of the first False condition of `obj` that has one."""
+    for c in list_at(mapping_at(obj, "status"), "conditions"):
+        if isinstance(c, dict) and c.get("status") == "False" and c.get("message"):
             return str(c["message"])
     return ""
 
@@ -70,11 +63,11 @@ def _still_resolving(xr: dict[str, Any], pc_name: str) -> Status:
     if before is not None:
         return Status(
             "Connected",
-            before.get("status") == "True",
-            str(before.get("reason") or "Unknown"),
-            str(before.get("message") or ""),
+            status=before.get("status") == "True",
+            reason=str(before.get("reason") or "Unknown"),
+            message=str(before.get("message") or ""),
         )
-    return Status("Connected", False, "Resolving", f"looking up ClusterProviderConfig {pc_name}")
+    return Status.false("Connected", "Resolving", f"looking up ClusterProviderConfig {pc_name}")
 
 
 def compose_cluster(
@@ -88,7 +81,7 @@ def compose_cluster(
     if problem:
         return Outcome(
             keep_everything=True,
-            conditions=[Status("Connected", False, "InvalidSpec", problem)],
+            conditions=[Status.false("Connected", "InvalidSpec", problem)],
         )
     name = str(mapping_at(xr, "metadata").get("name", ""))
     connection = spec["connection"]
@@ -117,20 +110,19 @@ def compose_cluster(
         status["providerConfigName"] = pc_name
     if connected:
         status["workloadNamespace"] = namespace
-        connected_cond = Status(
-            "Connected", True, "Available", f"namespace {namespace} is Active via {pc_name}"
+        connected_cond = Status.true(
+            "Connected", "Available", f"namespace {namespace} is Active via {pc_name}"
         )
     elif not pc_exists:
-        connected_cond = Status(
+        connected_cond = Status.false(
             "Connected",
-            False,
             "ProviderConfigNotFound",
             f"ClusterProviderConfig {pc_name} does not exist yet",
         )
     else:
         detail = _error(ns_obj) or "waiting for it to become Active"
-        connected_cond = Status(
-            "Connected", False, "Unavailable", f"namespace {namespace} via {pc_name}: {detail}"
+        connected_cond = Status.false(
+            "Connected", "Unavailable", f"namespace {namespace} via {pc_name}: {detail}"
         )
     out.conditions.append(connected_cond)
 
@@ -152,9 +144,8 @@ def _compose_storage(
 ) -> Status:
     storage = spec.get("storage")
     if not storage:
-        return Status(
+        return Status.true(
             "StorageReady",
-            True,
             "NotConfigured",
             "no shared storage: single-node serving only; no model caches or multi-node groups",
         )
@@ -166,9 +157,8 @@ def _compose_storage(
         exists = bool(mapping_path(obj, "status", "atProvider", "manifest").get("provisioner"))
         if obj is not None and not exists and _error(obj):
             status["storage"] = rwx_status(class_name, ready=False)
-            return Status(
+            return Status.false(
                 "StorageReady",
-                False,
                 "StorageClassNotFound",
                 f"StorageClass {class_name} not found on the cluster: {_error(obj)}",
             )
@@ -176,10 +166,10 @@ def _compose_storage(
         exists = _ready(obj)
     status["storage"] = rwx_status(class_name, ready=exists)
     if exists:
-        return Status(
-            "StorageReady", True, "Available", f"StorageClass {class_name} (ReadWriteMany)"
+        return Status.true(
+            "StorageReady", "Available", f"StorageClass {class_name} (ReadWriteMany)"
         )
-    return Status("StorageReady", False, "Creating", f"waiting for StorageClass {class_name}")
+    return Status.false("StorageReady", "Creating", f"waiting for StorageClass {class_name}")
 
 
 def _compose_lws(
@@ -202,9 +192,9 @@ def _compose_lws(
     release = observed.get(LWS)
     if _ready(release):
         out.conditions.append(
-            Status("LeaderWorkerSetReady", True, "Installed", f"LeaderWorkerSet chart {version}")
+            Status.true("LeaderWorkerSetReady", "Installed", f"LeaderWorkerSet chart {version}")
         )
         return True
     detail = _error(release) or f"installing the LeaderWorkerSet chart {version}"
-    out.conditions.append(Status("LeaderWorkerSetReady", False, "Installing", detail))
+    out.conditions.append(Status.false("LeaderWorkerSetReady", "Installing", detail))
     return False

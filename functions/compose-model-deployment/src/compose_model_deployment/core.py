@@ -63,7 +63,7 @@ def schedule(
 ) -> Outcome:
     spec, problem = parse_spec(mapping_at(xr, "spec"))
     if problem:
-        return _hold(Status("Scheduled", False, "InvalidSpec", problem))
+        return _hold(Status.false("Scheduled", "InvalidSpec", problem))
     cache_name = mapping_at(spec, "modelCacheRef").get("name")
     if clusters is None or replicas is None or (cache_name and cache is None):
         return Outcome(keep_everything=True)
@@ -72,13 +72,12 @@ def schedule(
         return Outcome(
             keep_everything=True,
             conditions=[
-                Status(
+                Status.false(
                     "Scheduled",
-                    False,
                     "ModelCacheNotFound",
                     f"{missing}; placement held as it is",
                 ),
-                Status("ModelCacheReady", False, "ModelCacheNotFound", missing),
+                Status.false("ModelCacheReady", "ModelCacheNotFound", missing),
             ],
         )
 
@@ -231,14 +230,14 @@ def _report(
     where = ", ".join(f"{c}={n}" for c, n in sorted(placement.items())) or "nowhere"
     notes = "; ".join(f"{r.cluster}: {r.message}" for r in rejections)
     if not views:
-        scheduled = Status(
-            "Scheduled", False, "NoClusters", "no InferenceCluster matches spec.clusterSelector"
+        scheduled = Status.false(
+            "Scheduled", "NoClusters", "no InferenceCluster matches spec.clusterSelector"
         )
     elif placed >= desired:
         message = f"{placed}/{desired} replica(s) placed ({where})" + (
             f"; {notes}" if notes else ""
         )
-        scheduled = Status("Scheduled", True, "Scheduled", message)
+        scheduled = Status.true("Scheduled", "Scheduled", message)
     else:
         reasons = {r.reason for r in rejections}
         candidates = [e for e in evaluations.values() if isinstance(e, Candidate)]
@@ -253,14 +252,14 @@ def _report(
         message = f"{placed}/{desired} replica(s) placed ({where})" + (
             f"; {notes}" if notes else ""
         )
-        scheduled = Status("Scheduled", False, reason, message)
+        scheduled = Status.false("Scheduled", reason, message)
 
     conditions = [scheduled, _cache_condition(spec, cache_obj, cache_rows, placement)]
     available = desired > 0 and ready >= desired
     conditions.append(
-        Status("Available", True, "Available", f"{ready}/{desired} replica(s) ready")
+        Status.true("Available", "Available", f"{ready}/{desired} replica(s) ready")
         if available or desired == 0
-        else Status("Available", False, "Progressing", f"{ready}/{desired} replica(s) ready")
+        else Status.false("Available", "Progressing", f"{ready}/{desired} replica(s) ready")
     )
     return status, conditions, scheduled.status and (available or desired == 0)
 
@@ -273,25 +272,23 @@ def _cache_condition(
 ) -> Status:
     """ModelCacheReady: are the weights staged on every cluster a replica is placed on?"""
     if cache_obj is None:
-        return Status(
+        return Status.true(
             "ModelCacheReady",
-            True,
             "NotReferenced",
             "no spec.modelCacheRef: every engine pod loads its own weights",
         )
     cache_name = mapping_at(spec, "modelCacheRef").get("name")
     if not placement:
-        return Status(
+        return Status.false(
             "ModelCacheReady",
-            False,
             "NotPlaced",
             f"no replica of this deployment is placed on a cluster of ModelCache {cache_name}",
         )
     phases = {c: str(cache_rows.get(c, {}).get("phase") or "Pending") for c in sorted(placement)}
     waiting = {c: p for c, p in phases.items() if p != "Ready"}
     if not waiting:
-        return Status("ModelCacheReady", True, "Ready", "weights staged on every placed cluster")
+        return Status.true("ModelCacheReady", "Ready", "weights staged on every placed cluster")
     where = ", ".join(f"{c} ({p})" for c, p in waiting.items())
     if "Failed" in waiting.values():
-        return Status("ModelCacheReady", False, "Failed", f"staging failed on {where}")
-    return Status("ModelCacheReady", False, "Hydrating", f"waiting for weights on {where}")
+        return Status.false("ModelCacheReady", "Failed", f"staging failed on {where}")
+    return Status.false("ModelCacheReady", "Hydrating", f"waiting for weights on {where}")

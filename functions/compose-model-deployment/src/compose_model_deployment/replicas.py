@@ -4,15 +4,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelfleet_contracts.api import MODEL_DEPLOYMENT
-from modelfleet_contracts.fields import mapping_at
+from modelfleet_contracts.fields import as_int, mapping_at
 from modelfleet_contracts.labels import NAMESPACE_LABEL, kind_label
 
 
-def _int(value: Any) -> int:
-    try:
-        return max(0, int(value))
-    except (TypeError, ValueError):
-        return 0
+def _count(value: Any) -> int:
+    return max(0, as_int(value))
 
 
 @dataclass(frozen=True)
@@ -38,11 +35,11 @@ def read_replica(obj: dict[str, Any]) -> PlacedReplica:
     return PlacedReplica(
         cluster=str(spec.get("clusterName") or ""),
         pool=str(spec.get("nodePool") or ""),
-        replicas=_int(spec.get("replicas")),
-        nodes=max(1, _int(spec.get("nodes"))),
+        replicas=_count(spec.get("replicas")),
+        nodes=max(1, _count(spec.get("nodes"))),
         owner=str(labels.get(kind_label(MODEL_DEPLOYMENT)) or ""),
         owner_namespace=str(labels.get(NAMESPACE_LABEL) or ""),
         phase=str(status.get("phase") or ""),
         message=str(status.get("message") or ""),
-        ready_replicas=_int(status.get("readyReplicas")),
+        ready_replicas=_count(status.get("readyReplicas")),
     )

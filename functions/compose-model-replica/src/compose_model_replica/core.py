@@ -98,7 +98,10 @@ def _report(phase: ReplicaPhase) -> tuple[dict[str, Any], list[Status], bool]:
     }
     ready = phase.phase == READY
     condition = Status(
-        "WorkloadReady", ready, phase.phase, phase.message or "serving on every replica"
+        "WorkloadReady",
+        status=ready,
+        reason=phase.phase,
+        message=phase.message or "serving on every replica",
     )
     return status, [condition], ready
 
@@ -147,7 +150,7 @@ def compose_replica(
     if problem:
         return Outcome(
             keep_everything=True,
-            conditions=[Status("WorkloadReady", False, "InvalidSpec", problem)],
+            conditions=[Status.false("WorkloadReady", "InvalidSpec", problem)],
         )
     uses_cache = bool(spec.get("modelCacheRef"))
     if cluster is None or (uses_cache and cache is None):

@@ -3,7 +3,8 @@
 from dataclasses import dataclass
 from typing import Any
 
-from modelfleet_contracts.fields import int_at, list_at
+from modelfleet_contracts.conditions import condition_in, condition_true
+from modelfleet_contracts.fields import int_at
 
 WAITING_FOR_CLUSTER = "WaitingForCluster"
 WAITING_FOR_CACHE = "WaitingForCache"
@@ -21,13 +22,6 @@ class ReplicaPhase:
     ready_replicas: int = 0
 
 
-def _condition(status: dict[str, Any], typ: str) -> dict[str, Any]:
-    for c in list_at(status, "conditions"):
-        if isinstance(c, dict) and c.get("type") == typ:
-            return c
-    return {}
-
-
 def derive_replica_phase(
     kind: str, desired_replicas: int, status: dict[str, Any] | None
 ) -> ReplicaPhase:
@@ -37,9 +31,9 @@ def derive_replica_phase(
         return ReplicaPhase(PROGRESSING, f"creating the {kind}", desired_replicas, 0)
     ready = int_at(status, "readyReplicas")
     updated = int_at(status, "updatedReplicas")
-    available = _condition(status, "Available").get("status") == "True"
-    progressing = _condition(status, "Progressing")
-    updating = _condition(status, "UpdateInProgress").get("status") == "True"
+    available = condition_true(status, "Available")
+    progressing = condition_in(status, "Progressing")
+    updating = condition_true(status, "UpdateInProgress")
     if (
         progressing.get("status") == "False"
         and progressing.get("reason") == "ProgressDeadlineExceeded"
@@ -52,7 +46,7 @@ def derive_replica_phase(
         )
     # Deployment: ReplicaFailure (e.g. quota exceeded); other kinds may report Failed.
     for failure in ("ReplicaFailure", "Failed"):
-        failed = _condition(status, failure)
+        failed = condition_in(status, failure)
         if failed.get("status") == "True":
             why = failed.get("message") or failed.get("reason") or failure
             return ReplicaPhase(FAILED, f"{kind} failed: {why}", desired_replicas, ready)
