@@ -1,8 +1,9 @@
 """A loopback stand-in for the Hugging Face Hub: just enough HTTP for huggingface_hub downloads.
 
 What huggingface_hub (2.x) asks for, as read from its source:
-- `GET /api/models/<repo>/revision/<rev>`: model info; `sha` resolves a branch or tag.
-- `GET /api/models/<repo>/tree/<commit>?recursive=...`: the files (path, size, oid).
+- `GET /api/models/<repo>[/revision/<rev>]`: model info; `sha` resolves a branch or tag.
+- `GET /api/models/<repo>/tree/<commit>?recursive=...`: the files as the Hub lists them: path,
+  size, git blob id (`oid`) and, for LFS files (weights), `lfs.oid`, the content's sha256.
 - `HEAD /<repo>/resolve/<commit>/<file>`: `X-Repo-Commit`, `ETag`, `Content-Length`.
 - `GET /<repo>/resolve/<commit>/<file>`, with `Range: bytes=N-` when resuming.
 
@@ -25,6 +26,36 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
+LFS_SUFFIXES = (".safetensors", ".pth", ".bin", ".gguf")  # what .gitattributes puts in LFS
+
+
+def git_blob_id(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def lfs_pointer(data: bytes) -> bytes:
+    """The small file git holds in place of an LFS file."""
+    oid = hashlib.sha256(data).hexdigest()
+    return (
+        f"version https://git-lfs.github.com/spec/v1\noid sha256:{oid}\nsize {len(data)}\n".encode()
+    )
+
+
+def tree_entry(name: str, data: bytes) -> dict[str, Any]:
+    if not name.endswith(LFS_SUFFIXES):
+        return {"type": "file", "path": name, "size": len(data), "oid": git_blob_id(data)}
+    pointer = lfs_pointer(data)
+    return {
+        "type": "file",
+        "path": name,
+        "size": len(data),
+        "oid": git_blob_id(pointer),
+        "lfs": {
+            "oid": hashlib.sha256(data).hexdigest(),
+            "size": len(data),
+            "pointerSize": len(pointer),
+        },
+    }
 
 
 @dataclass
@@ -54,6 +85,7 @@ class Faults:
     drop_after: dict[str, int] = field(default_factory=dict)  # send N bytes, close the socket
     stall_after: dict[str, int] = field(default_factory=dict)  # send N bytes, wait for release
     forbid: set[str] = field(default_factory=set)  # answer 403 (like a gated file)
+    corrupt: set[str] = field(default_factory=set)  # serve the right size, one byte flipped
 
 
 class FakeHub:
@@ -139,7 +171,7 @@ class FakeHub:
                 repo_id, _, revision = rest.partition(kind)
                 break
         else:
-            return self.reply(h, 404, b"{}", {"X-Error-Code": "RepoNotFound"})
+            kind, repo_id, revision = "/revision/", rest, "main"  # the default branch
         repo = self.repos.get(repo_id)
         if repo is None:
             return self.reply(h, 404, b"{}", {"X-Error-Code": "RepoNotFound"})
@@ -155,15 +187,7 @@ class FakeHub:
                 "siblings": [{"rfilename": name} for name in sorted(files)],
             }
             return self.reply(h, 200, json.dumps(info).encode(), {})
-        tree = [
-            {
-                "type": "file",
-                "path": name,
-                "size": len(data),
-                "oid": hashlib.sha1(data).hexdigest(),
-            }
-            for name, data in sorted(files.items())
-        ]
+        tree = [tree_entry(name, data) for name, data in sorted(files.items())]
         return self.reply(h, 200, json.dumps(tree).encode(), {})
 
     def resolve(self, h: BaseHTTPRequestHandler, path: str, *, body: bool) -> None:
@@ -181,9 +205,10 @@ class FakeHub:
             self.faults.forbid.discard(name)
         if forbidden:
             return self.reply(h, 403, b"", {"X-Error-Code": "GatedRepo"})
+        entry = tree_entry(name, data)
         headers = {
             "X-Repo-Commit": sha,
-            "ETag": f'"{hashlib.sha256(data).hexdigest()}"',
+            "ETag": f'"{entry.get("lfs", {}).get("oid") or entry["oid"]}"',
             "Accept-Ranges": "bytes",
         }
         start = 0
@@ -197,6 +222,10 @@ class FakeHub:
         with self.lock:
             drop = self.faults.drop_after.pop(name, None)
             stall = self.faults.stall_after.pop(name, None)
+            corrupt = name in self.faults.corrupt
+            self.faults.corrupt.discard(name)
+        if corrupt and chunk:  # bit rot on the way: same length, one byte different
+            chunk = bytes([chunk[0] ^ 0xFF]) + chunk[1:]
         cut = drop if drop is not None else stall
         h.send_response(206 if ranged else 200)
         for key, value in headers.items():

@@ -1,6 +1,8 @@
 """The hydrator's S3 path with an in-memory bucket standing in for boto3 (not installed here):
-files land under the fingerprint, a re-run fetches nothing, an interrupted run resumes."""
+files land under the fingerprint, a re-run fetches nothing, an interrupted run resumes, a
+corrupted object is caught by its ETag."""
 
+import hashlib
 import sys
 import types
 from pathlib import Path
@@ -18,10 +20,19 @@ BUCKET = {
 }
 
 
+def listed(key: str) -> dict:
+    """An object as list_objects_v2 describes it: single-part uploads have the MD5 as ETag,
+    multipart ones `<md5 of the parts' md5s>-<parts>` (the big file here)."""
+    data = BUCKET[key]
+    etag = hashlib.md5(data).hexdigest() if len(data) < 4096 else "0" * 32 + "-2"
+    return {"Key": key, "Size": len(data), "ETag": f'"{etag}"'}
+
+
 class FakeS3:
     def __init__(self, fail_on: str | None = None) -> None:
         self.fetched: list[str] = []
         self.fail_on = fail_on
+        self.corrupt: set[str] = set()
 
     def get_paginator(self, name: str):
         assert name == "list_objects_v2"
@@ -30,8 +41,8 @@ class FakeS3:
             def paginate(self, Bucket: str, Prefix: str):
                 assert Bucket == "models"
                 keys = sorted(k for k in BUCKET if k.startswith(Prefix))
-                yield {"Contents": [{"Key": k, "Size": len(BUCKET[k])} for k in keys[:2]]}
-                yield {"Contents": [{"Key": k, "Size": len(BUCKET[k])} for k in keys[2:]]}
+                yield {"Contents": [listed(k) for k in keys[:2]]}
+                yield {"Contents": [listed(k) for k in keys[2:]]}
 
         return Paginator()
 
@@ -41,7 +52,11 @@ class FakeS3:
             Path(filename).write_bytes(BUCKET[key][:10])  # a partial write, then the pod dies
             raise ConnectionError("connection reset")
         self.fetched.append(key)
-        Path(filename).write_bytes(BUCKET[key])
+        data = BUCKET[key]
+        if key in self.corrupt:
+            self.corrupt.discard(key)
+            data = data.upper()  # same size, other bytes
+        Path(filename).write_bytes(data)
 
 
 @pytest.fixture
@@ -95,3 +110,16 @@ def test_an_interrupted_run_resumes_with_the_missing_objects_only(s3, tmp_path):
     assert run(tmp_path) == 0
     assert s3.fetched == ["qwen/model.safetensors", "qwen/sub/tokenizer.json"]
     assert staged_files(tmp_path / FINGERPRINT)["model.safetensors"] == b"w" * 4096
+
+
+def test_an_object_whose_bytes_differ_from_its_etag_fails_by_name_and_is_fetched_again(
+    s3, tmp_path, capsys
+):
+    s3.corrupt.add("qwen/sub/tokenizer.json")
+    assert run(tmp_path) == 1
+    assert "integrity check failed: sub/tokenizer.json: md5" in capsys.readouterr().out
+    assert not (tmp_path / FINGERPRINT).exists()
+    s3.fetched.clear()
+    assert run(tmp_path) == 0
+    assert s3.fetched == ["qwen/sub/tokenizer.json"], "only the bad object is fetched again"
+    assert staged_files(tmp_path / FINGERPRINT)["sub/tokenizer.json"] == b'{"v": 1}'

@@ -5,6 +5,9 @@ No container engine runs here, so these read the Dockerfile and its lock as text
 
 import re
 import shlex
+import shutil
+import subprocess
+import sys
 from importlib import metadata
 from pathlib import Path
 
@@ -87,9 +90,10 @@ def test_the_hf_cli_is_checked_at_build_time():
 
 def test_the_script_is_baked_at_the_path_the_job_command_names():
     copies = [args.split() for word, args in instructions(DOCKERFILE) if word == "COPY"]
-    sources = [src for src, dest in copies if dest == SCRIPT_PATH_IN_IMAGE]
-    assert sources == ["src/compose_model_cache/hydrator/hydrate.py"]
-    baked = FUNCTION_DIR / sources[0]
+    script_dir = SCRIPT_PATH_IN_IMAGE.rpartition("/")[0] + "/"
+    sources = [src for src, dest in copies if dest == script_dir]
+    assert sources == ["src/compose_model_cache/hydrator/"], "the package, next to nothing else"
+    baked = FUNCTION_DIR / sources[0] / SCRIPT_PATH_IN_IMAGE.rpartition("/")[2]
     assert baked.read_text() == hydrator.script_source(), "the image bakes the packaged script"
     argv = hydrator.hydration_argv(
         {"source": "HuggingFace", "huggingFace": {"repo": "a/b"}},
@@ -113,3 +117,19 @@ def test_the_job_command_installs_nothing_at_run_time(forbidden):
 def test_the_default_image_has_a_version_tag():
     repository, _, tag = DEFAULT_IMAGE.rpartition(":")
     assert repository and re.fullmatch(r"\d+\.\d+\.\d+", tag), DEFAULT_IMAGE
+
+
+def test_the_script_runs_from_the_image_layout_with_the_standard_library_only(tmp_path):
+    """As in the image: the package's files in one directory, nothing else importable (no
+    site-packages: -S), so the script finds its modules beside itself."""
+    layout = tmp_path / "opt-modelfleet"
+    shutil.copytree(FUNCTION_DIR / "src/compose_model_cache/hydrator", layout)
+    proc = subprocess.run(
+        [sys.executable, "-S", str(layout / "hydrate.py"), "--help"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "--cache-dir" in proc.stdout

@@ -6,6 +6,7 @@ packaged script) and the cache directory (the claim's mount for a temporary dire
 and runs it as a process with HF_ENDPOINT pointing at tests/fake_hub.py.
 """
 
+import json
 import os
 import random
 import subprocess
@@ -337,3 +338,53 @@ def test_filters_that_match_nothing_fail_instead_of_staging_an_empty_model(hub, 
     assert "no file matched" in proc.stdout
     assert not staged.exists(), "an empty directory is never marked complete"
     assert hub.total_file_bytes == 0
+
+
+@pytest.mark.parametrize(
+    ("name", "published"),
+    [("model-00002-of-00002.safetensors", "sha256"), ("tokenizer.json", "git blob sha1")],
+    ids=["LFS weights", "small git file"],
+)
+def test_a_corrupted_file_fails_the_attempt_by_name_and_the_retry_repairs_it(
+    hub, tmp_path, name, published
+):
+    hub.faults.corrupt.add(name)
+    failed, staged = hydrate(hub, tmp_path, revision="main", **FILTERS)
+    assert failed.returncode != 0
+    assert f"integrity check failed: {name}: {published}" in failed.stdout
+    assert not staged.exists(), "nothing unverified is served"
+    assert not list((tmp_path / "claim").rglob(MARKER)), "nothing is marked complete"
+
+    hub.reset_counts()
+    retried, staged = hydrate(hub, tmp_path, revision="main", **FILTERS)
+    assert retried.returncode == 0, retried.stdout + retried.stderr
+    assert model_files(staged) == EXPECTED_MAIN
+    assert dict(hub.bytes_served) == {f"{REPO_ID}/{name}": len(MAIN_FILES[name])}, (
+        "only the corrupted file is fetched again"
+    )
+
+
+def test_the_branch_is_resolved_to_a_commit_recorded_with_the_copy(hub, tmp_path):
+    proc, staged = hydrate(hub, tmp_path, revision="main", **FILTERS)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    commit = hub.repos[REPO_ID].refs["main"]
+    assert json.loads((staged / MARKER).read_text())["revision"] == commit
+    assert f"is commit {commit}" in proc.stdout
+    fetched = {p for m, p, _ in hub.requests if m == "GET" and "/resolve/" in p}
+    assert fetched and all(f"/resolve/{commit}/" in p for p in fetched), (
+        "every file is fetched at the resolved commit, never at the moving branch"
+    )
+
+
+def test_an_interrupted_attempt_finishes_the_commit_it_started_even_if_the_branch_moved(
+    hub, tmp_path
+):
+    first_commit = hub.repos[REPO_ID].refs["main"]
+    hub.faults.forbid.add("tokenizer.json")
+    failed, staged = hydrate(hub, tmp_path, revision="main", **FILTERS)
+    assert failed.returncode != 0 and not staged.exists()
+    hub.repos[REPO_ID].commit("main", {**MAIN_FILES, "tokenizer.json": b'{"vocab": ["c"]}'})
+    retried, staged = hydrate(hub, tmp_path, revision="main", **FILTERS)
+    assert retried.returncode == 0, retried.stdout + retried.stderr
+    assert json.loads((staged / MARKER).read_text())["revision"] == first_commit
+    assert model_files(staged) == EXPECTED_MAIN, "one commit's bytes, never a mix"

@@ -1,0 +1,72 @@
+"""integrity.py: a file is accepted only when its size and published digest match."""
+
+import hashlib
+
+import pytest
+from compose_model_cache.hydrator.integrity import Expected, problem_with, s3_expected, verify
+
+DATA = b"weights" * 1000
+
+
+def blob(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+GOOD_SHA = hashlib.sha256(DATA).hexdigest()
+GOOD_MD5 = hashlib.md5(DATA).hexdigest()
+
+
+@pytest.mark.parametrize(
+    ("expected", "problem"),
+    [
+        (Expected("w.bin", len(DATA), sha256=GOOD_SHA), None),
+        (Expected("w.bin", len(DATA), git_blob=blob(DATA)), None),
+        (Expected("w.bin", len(DATA), md5=GOOD_MD5), None),
+        (Expected("w.bin", len(DATA)), None),
+        (Expected("w.bin", len(DATA) + 1, sha256=GOOD_SHA), "bytes, the source publishes"),
+        (Expected("w.bin", len(DATA), sha256="0" * 64), "w.bin: sha256 "),
+        (Expected("w.bin", len(DATA), git_blob=blob(DATA + b"x")), "w.bin: git blob sha1 "),
+        (Expected("w.bin", len(DATA), md5="f" * 32), "w.bin: md5 "),
+        (Expected("gone.bin", 1), "gone.bin: missing"),
+    ],
+    ids=[
+        "sha256 matches",
+        "git blob matches",
+        "md5 matches",
+        "size only",
+        "size differs",
+        "sha256 differs",
+        "git blob differs",
+        "md5 differs",
+        "missing",
+    ],
+)
+def test_a_file_is_checked_against_what_is_published(tmp_path, expected, problem):
+    (tmp_path / "w.bin").write_bytes(DATA)
+    found = problem_with(tmp_path, expected)
+    assert (found is None) if problem is None else (problem in (found or ""))
+
+
+@pytest.mark.parametrize(
+    ("etag", "md5"),
+    [
+        (f'"{GOOD_MD5}"', GOOD_MD5),
+        (f'"{GOOD_MD5.upper()}"', GOOD_MD5),
+        ('"0123456789abcdef0123456789abcdef-12"', ""),  # multipart: depends on the part size
+        ("", ""),
+    ],
+    ids=["single part", "upper case", "multipart", "none"],
+)
+def test_only_a_single_part_etag_counts_as_md5(etag, md5):
+    assert s3_expected("a", 1, etag).md5 == md5
+
+
+def test_verify_names_every_bad_file_in_path_order(tmp_path):
+    for name in ("a", "b", "c"):
+        (tmp_path / name).write_bytes(DATA)
+    files = [
+        Expected("c", len(DATA), sha256="0" * 64),
+        Expected("a", len(DATA), sha256="0" * 64),
+        Expected("b", len(DATA), sha256=GOOD_SHA),
+    ]
+    assert [p.split(":")[0] for p in verify(tmp_path, files)] == ["a", "c"]
