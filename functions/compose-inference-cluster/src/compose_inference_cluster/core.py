@@ -11,9 +11,13 @@ from typing import Any
 from modelfleet_contracts.clusters import RWX
 from modelfleet_contracts.conditions import Status, condition_true, previous_condition
 from modelfleet_contracts.fields import list_at, mapping_at, mapping_path
-from modelfleet_contracts.models.inferencecluster import InferenceClusterSpec
+from modelfleet_contracts.models.inferencecluster import (
+    InferenceClusterSpec,
+    LeaderWorkerSet,
+    Storage,
+)
 from modelfleet_contracts.outcome import Outcome
-from pydantic import ValidationError
+from modelfleet_contracts.spec import InvalidSpec, filled, parse_spec
 
 from compose_inference_cluster import manifests as m
 
@@ -24,22 +28,27 @@ STORAGE = "storage-class"
 LWS = "leaderworkerset"
 
 
-def parse_spec(raw: Any) -> tuple[dict[str, Any], str | None]:
-    try:
-        model = InferenceClusterSpec.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        return {}, f"spec.{where}: {first['msg']} ({exc.error_count()} problem(s) in total)"
-    spec = model.model_dump(mode="json", exclude_none=True, warnings=False)
-    connection = spec.get("connection") or {}
-    if bool(connection.get("providerConfigName")) == bool(connection.get("kubeconfigSecretRef")):
-        return spec, "set exactly one of connection.providerConfigName and kubeconfigSecretRef"
-    names = [p["name"] for p in spec.get("nodePools") or []]
+def spec_problem(spec: InferenceClusterSpec) -> str | None:
+    """What the schema alone does not catch (its CEL rules), in words; None when valid."""
+    connection = spec.connection
+    if bool(connection.providerConfigName) == bool(connection.kubeconfigSecretRef):
+        return "set exactly one of connection.providerConfigName and kubeconfigSecretRef"
+    names = [p.name for p in spec.nodePools or []]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
-        return spec, f"nodePools names must be unique; repeated: {', '.join(duplicates)}"
-    return spec, None
+        return f"nodePools names must be unique; repeated: {', '.join(duplicates)}"
+    storage = _configured_storage(spec)
+    if storage is not None and not storage.storageClassName and storage.managed is not None:
+        return m.missing_csi_block(storage.managed)
+    return None
+
+
+def _configured_storage(spec: InferenceClusterSpec) -> Storage | None:
+    """The storage block when it names a class or a managed one (an empty block: none)."""
+    storage = spec.storage
+    if storage is None or not (storage.storageClassName or storage.managed):
+        return None
+    return storage
 
 
 def rwx_status(class_name: str, *, ready: bool) -> dict[str, Any]:
@@ -77,25 +86,26 @@ def compose_cluster(
 ) -> Outcome:
     """`named_provider_config`: the ClusterProviderConfig named by
     connection.providerConfigName as Crossplane resolved it (None: not resolved yet)."""
-    spec, problem = parse_spec(mapping_at(xr, "spec"))
-    if problem:
+    spec = parse_spec(InferenceClusterSpec, mapping_at(xr, "spec"))
+    problem = spec.message if isinstance(spec, InvalidSpec) else spec_problem(spec)
+    if problem or isinstance(spec, InvalidSpec):
         return Outcome(
             keep_everything=True,
-            conditions=[Status.false("Connected", "InvalidSpec", problem)],
+            conditions=[Status.false("Connected", "InvalidSpec", str(problem))],
         )
     name = str(mapping_at(xr, "metadata").get("name", ""))
-    connection = spec["connection"]
-    namespace = spec.get("workloadNamespace") or "modelfleet"
+    connection = spec.connection
+    namespace = filled(spec.workloadNamespace)
     out = Outcome()
 
-    if connection.get("kubeconfigSecretRef"):
+    if connection.kubeconfigSecretRef:
         pc_name = name
         out.desired[PROVIDER_CONFIG] = m.kubernetes_provider_config(
-            name, connection["kubeconfigSecretRef"]
+            name, connection.kubeconfigSecretRef
         )
         pc_exists = PROVIDER_CONFIG in observed
     else:
-        pc_name = connection["providerConfigName"]
+        pc_name = connection.providerConfigName or ""
         if named_provider_config is None:
             # Crossplane has not looked the provider config up yet: keep everything and the
             # Connected condition as they were rather than guess.
@@ -105,7 +115,12 @@ def compose_cluster(
     out.desired[NAMESPACE] = m.namespace_object(name, pc_name, namespace)
     ns_obj = observed.get(NAMESPACE)
     connected = pc_exists and _ready(ns_obj)
-    status: dict[str, Any] = {"nodePools": spec.get("nodePools") or []}
+    status: dict[str, Any] = {
+        "nodePools": [
+            p.model_dump(mode="json", exclude_none=True, warnings=False)
+            for p in spec.nodePools or []
+        ]
+    }
     if pc_exists:
         status["providerConfigName"] = pc_name
     if connected:
@@ -128,22 +143,22 @@ def compose_cluster(
 
     storage_cond = _compose_storage(spec, name, pc_name, observed, out, status)
     out.conditions.append(storage_cond)
-    lws_ready = _compose_lws(spec, name, pc_name, connection, observed, out)
+    lws_ready = _compose_lws(spec, name, pc_name, observed, out)
     out.status = status
     out.ready = connected and storage_cond.status and lws_ready
     return out
 
 
 def _compose_storage(
-    spec: dict[str, Any],
+    spec: InferenceClusterSpec,
     name: str,
     pc_name: str,
     observed: dict[str, dict[str, Any]],
     out: Outcome,
     status: dict[str, Any],
 ) -> Status:
-    storage = spec.get("storage")
-    if not storage:
+    storage = _configured_storage(spec)
+    if storage is None:
         return Status.true(
             "StorageReady",
             "NotConfigured",
@@ -152,7 +167,7 @@ def _compose_storage(
     class_name = m.storage_class_name(name, storage)
     out.desired[STORAGE] = m.storage_object(name, pc_name, storage)
     obj = observed.get(STORAGE)
-    if storage.get("storageClassName"):
+    if storage.storageClassName:
         # Observe-only: the class exists once the provider has read it from the cluster.
         exists = bool(mapping_path(obj, "status", "atProvider", "manifest").get("provisioner"))
         if obj is not None and not exists and _error(obj):
@@ -173,21 +188,19 @@ def _compose_storage(
 
 
 def _compose_lws(
-    spec: dict[str, Any],
+    spec: InferenceClusterSpec,
     name: str,
     pc_name: str,
-    connection: dict[str, Any],
     observed: dict[str, dict[str, Any]],
     out: Outcome,
 ) -> bool:
-    lws = spec.get("leaderWorkerSet") or {}
-    if not lws.get("install"):
+    lws = spec.leaderWorkerSet or LeaderWorkerSet()
+    if not lws.install:
         return True
-    if connection.get("kubeconfigSecretRef"):
-        out.desired[HELM_PROVIDER_CONFIG] = m.helm_provider_config(
-            name, connection["kubeconfigSecretRef"]
-        )
-    version = lws.get("version") or m.LWS_DEFAULT_VERSION
+    secret_ref = spec.connection.kubeconfigSecretRef
+    if secret_ref:
+        out.desired[HELM_PROVIDER_CONFIG] = m.helm_provider_config(name, secret_ref)
+    version = filled(lws.version)
     out.desired[LWS] = m.lws_release(name, pc_name, version)
     release = observed.get(LWS)
     if _ready(release):

@@ -8,10 +8,9 @@ from modelfleet_contracts.edge.outcome import apply_outcome
 from modelfleet_contracts.fields import mapping_at
 
 from compose_inference_cluster.core import compose_cluster
+from compose_inference_cluster.status import PROGRESS_REASONS
 
 NAMED_PROVIDER_CONFIG = "named-provider-config"
-# False reasons that mean "under way" (Normal event), not "something is wrong" (Warning).
-PROGRESS_REASONS = frozenset({"Creating", "Installing", "Resolving"})
 
 
 def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:

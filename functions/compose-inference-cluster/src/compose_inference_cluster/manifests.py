@@ -21,14 +21,21 @@ from modelfleet_contracts.api import (
     RELEASE_KIND,
 )
 from modelfleet_contracts.labels import owner_labels
+from modelfleet_contracts.models.inferencecluster import (
+    AzureFiles,
+    GcpFilestore,
+    KubeconfigSecretRef,
+    Managed,
+    Storage,
+)
 from modelfleet_contracts.objects import NAMESPACE_ACTIVE, OBSERVE_ONLY, kubernetes_object
+from modelfleet_contracts.spec import filled
 
 LWS_CHART = {
     "name": "lws",
     "repository": "oci://registry.k8s.io/lws/charts",
 }
 LWS_NAMESPACE = "lws-system"
-LWS_DEFAULT_VERSION = "0.7.0"
 
 # Provisioner -> (CSI driver, StorageClass parameters from the spec block). What each needs
 # installed on the workload cluster is documented in docs/inferencecluster.md.
@@ -40,34 +47,45 @@ CSI_DRIVERS = {
 }
 
 
-def storage_class_name(cluster: str, storage: dict[str, Any]) -> str:
+def storage_class_name(cluster: str, storage: Storage) -> str:
     """The class caches use: the named one, or `modelfleet-rwx` for a managed one."""
-    return storage.get("storageClassName") or "modelfleet-rwx"
+    return storage.storageClassName or "modelfleet-rwx"
 
 
-def csi_parameters(managed: dict[str, Any]) -> dict[str, str]:
-    provisioner = managed["provisioner"]
+def missing_csi_block(managed: Managed) -> str | None:
+    """Why `managed` cannot be composed: a provisioner whose required block is absent."""
+    if managed.provisioner == "AWSEFS" and managed.awsEFS is None:
+        return "provisioner AWSEFS requires awsEFS"
+    if managed.provisioner == "NFS" and managed.nfs is None:
+        return "provisioner NFS requires nfs"
+    return None
+
+
+def csi_parameters(managed: Managed) -> dict[str, str]:
+    """The StorageClass parameters of a managed class (`missing_csi_block` is None).
+    Enum values are written as the plain strings they stand for."""
+    provisioner = managed.provisioner
     if provisioner == "GCPFilestore":
-        block = managed.get("gcpFilestore") or {}
-        params = {"tier": block.get("tier", "ENTERPRISE"), "network": block.get("network", "")}
+        gcp = managed.gcpFilestore or GcpFilestore()
+        params = {"tier": str(filled(gcp.tier)), "network": gcp.network or ""}
         return {k: v for k, v in params.items() if v}
-    if provisioner == "AWSEFS":
-        block = managed.get("awsEFS") or {}
+    if provisioner == "AWSEFS" and managed.awsEFS is not None:
         # Access-point provisioning: one directory per PVC on an existing file system.
         return {
             "provisioningMode": "efs-ap",
-            "fileSystemId": block["fileSystemId"],
+            "fileSystemId": managed.awsEFS.fileSystemId,
             "directoryPerms": "775",
         }
     if provisioner == "AzureFiles":
-        block = managed.get("azureFiles") or {}
+        azure = managed.azureFiles or AzureFiles()
         # NFS shares need a Premium SKU; NFS avoids SMB's permission mapping for model files.
-        return {"skuName": block.get("skuName", "Premium_LRS"), "protocol": "nfs"}
-    block = managed.get("nfs") or {}
-    return {"server": block["server"], "share": block["share"]}
+        return {"skuName": str(filled(azure.skuName)), "protocol": "nfs"}
+    if provisioner == "NFS" and managed.nfs is not None:
+        return {"server": managed.nfs.server, "share": managed.nfs.share}
+    raise ValueError(missing_csi_block(managed) or f"unknown provisioner {provisioner}")
 
 
-def provider_config(name: str, secret_ref: dict[str, Any], api_version: str) -> dict[str, Any]:
+def provider_config(name: str, secret_ref: KubeconfigSecretRef, api_version: str) -> dict[str, Any]:
     """A ClusterProviderConfig whose credentials are the kubeconfig Secret (read by the
     provider on the control plane, never by this function)."""
     return {
@@ -78,20 +96,20 @@ def provider_config(name: str, secret_ref: dict[str, Any], api_version: str) -> 
             "credentials": {
                 "source": "Secret",
                 "secretRef": {
-                    "namespace": secret_ref["namespace"],
-                    "name": secret_ref["name"],
-                    "key": secret_ref.get("key") or "kubeconfig",
+                    "namespace": secret_ref.namespace,
+                    "name": secret_ref.name,
+                    "key": filled(secret_ref.key),
                 },
             }
         },
     }
 
 
-def kubernetes_provider_config(name: str, secret_ref: dict[str, Any]) -> dict[str, Any]:
+def kubernetes_provider_config(name: str, secret_ref: KubeconfigSecretRef) -> dict[str, Any]:
     return provider_config(name, secret_ref, OBJECT_API_VERSION)
 
 
-def helm_provider_config(name: str, secret_ref: dict[str, Any]) -> dict[str, Any]:
+def helm_provider_config(name: str, secret_ref: KubeconfigSecretRef) -> dict[str, Any]:
     return provider_config(name, secret_ref, HELM_PROVIDER_CONFIG_API_VERSION)
 
 
@@ -111,14 +129,12 @@ def namespace_object(cluster: str, provider_config_name: str, namespace: str) ->
     )
 
 
-def storage_object(
-    cluster: str, provider_config_name: str, storage: dict[str, Any]
-) -> dict[str, Any]:
+def storage_object(cluster: str, provider_config_name: str, storage: Storage) -> dict[str, Any]:
     """A managed StorageClass, or an Observe-only Object proving the named one exists."""
     labels = owner_labels(INFERENCE_CLUSTER, cluster)
     name = storage_class_name(cluster, storage)
     manifest: dict[str, Any]
-    if storage.get("storageClassName"):
+    if storage.storageClassName or storage.managed is None:
         manifest = {
             "apiVersion": "storage.k8s.io/v1",
             "kind": "StorageClass",
@@ -131,12 +147,12 @@ def storage_object(
             management_policies=OBSERVE_ONLY,
             namespace=CONTROL_PLANE_NAMESPACE,
         )
-    managed = storage["managed"]
+    managed = storage.managed
     manifest = {
         "apiVersion": "storage.k8s.io/v1",
         "kind": "StorageClass",
         "metadata": {"name": name, "labels": labels},
-        "provisioner": CSI_DRIVERS[managed["provisioner"]],
+        "provisioner": CSI_DRIVERS[managed.provisioner],
         "parameters": csi_parameters(managed),
         # Weights are expensive to fetch again: a deleted claim keeps its volume.
         "reclaimPolicy": "Retain",
