@@ -1,9 +1,9 @@
 """Which clusters can host a deployment's groups, and why the others cannot."""
 
 from dataclasses import dataclass
-from typing import Any
 
 from modelfleet_contracts.clusters import ClusterView, NodePool
+from modelfleet_contracts.models.modeldeployment import Resources
 
 from compose_model_deployment.sizing import GroupSize, group_size
 
@@ -34,7 +34,7 @@ class Rejection:
 def evaluate_cluster(
     view: ClusterView,
     *,
-    resources: dict[str, Any],
+    resources: Resources | None,
     nodes: int | None,
     cache_name: str | None,
     cache_clusters: set[str],
@@ -50,8 +50,8 @@ def evaluate_cluster(
         size = group_size(
             pool,
             nodes=nodes,
-            gpus_per_node=resources.get("gpusPerNode"),
-            vram_gib=resources.get("vramGiB"),
+            gpus_per_node=resources.gpusPerNode if resources else None,
+            vram_gib=resources.vramGiB if resources else None,
         )
         if isinstance(size, str):
             reasons.append(size)

@@ -6,10 +6,13 @@ from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.api import API_VERSION, INFERENCE_CLUSTER, MODEL_CACHE, MODEL_REPLICA
 from modelfleet_contracts.edge import structs
+from modelfleet_contracts.edge.clusters import read_cluster_struct
 from modelfleet_contracts.edge.outcome import apply_outcome
 from modelfleet_contracts.fields import mapping_at
 
-from compose_model_deployment.core import PROGRESS_REASONS, schedule
+from compose_model_deployment.core import compose_deployment
+from compose_model_deployment.replicas import read_replica
+from compose_model_deployment.status import PROGRESS_REASONS
 
 CLUSTERS = "inference-clusters"
 CACHE = "model-cache"
@@ -17,10 +20,11 @@ CACHE = "model-cache"
 REPLICAS = "model-replicas"
 
 
-def _resolved(req: fnv1.RunFunctionRequest, name: str) -> list[dict[str, Any]] | None:
+def _resolved(req: fnv1.RunFunctionRequest, name: str) -> list[Any] | None:
+    """The resources Crossplane resolved for requirement `name` (None: not yet)."""
     if name not in req.required_resources:
         return None
-    return [structs.to_dict(item.resource) for item in req.required_resources[name].items]
+    return [item.resource for item in req.required_resources[name].items]
 
 
 def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
@@ -46,11 +50,14 @@ def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) ->
             namespace=str(mapping_at(xr, "metadata").get("namespace", "")),
         )
     observed = {name: structs.to_dict(r.resource) for name, r in req.observed.resources.items()}
-    outcome = schedule(
+    clusters = _resolved(req, CLUSTERS)
+    cache = _resolved(req, CACHE)
+    replicas = _resolved(req, REPLICAS)
+    outcome = compose_deployment(
         xr,
-        _resolved(req, CLUSTERS),
-        _resolved(req, CACHE),
-        _resolved(req, REPLICAS),
+        None if clusters is None else [read_cluster_struct(c) for c in clusters],
+        None if cache is None else [structs.to_dict(c) for c in cache],
+        None if replicas is None else [read_replica(structs.to_dict(r)) for r in replicas],
         observed,
     )
     apply_outcome(req, rsp, xr, outcome, progress_reasons=PROGRESS_REASONS)

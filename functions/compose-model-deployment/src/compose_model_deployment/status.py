@@ -1,0 +1,126 @@
+"""The ModelDeployment's status and conditions: Scheduled, ModelCacheReady, Available."""
+
+from typing import Any
+
+from modelfleet_contracts.clusters import ClusterView
+from modelfleet_contracts.conditions import Status
+
+from compose_model_deployment.eligibility import Candidate, Rejection
+from compose_model_deployment.replicas import PlacedReplica
+
+# False for these means work under way: a Normal event, not a Warning.
+PROGRESS_REASONS = frozenset({"Progressing", "Hydrating"})
+
+
+def deployment_status(
+    desired: int,
+    views: list[ClusterView],
+    evaluations: dict[str, Candidate | Rejection],
+    placement: dict[str, int],
+    mine: dict[str, PlacedReplica],
+    cache_name: str | None,
+    cache_obj: dict[str, Any] | None,
+    cache_rows: dict[str, dict[str, Any]],
+) -> tuple[dict[str, Any], list[Status], bool]:
+    """(status, conditions, ready) of `desired` replicas placed as `placement`."""
+    placed = sum(placement.values())
+    observed_by_cluster = {r.cluster: r for r in mine.values()}
+    ready = sum(
+        min(observed_by_cluster[c].ready_replicas, n)
+        for c, n in placement.items()
+        if c in observed_by_cluster
+    )
+    rows = []
+    for v in views:
+        e = evaluations[v.name]
+        count = placement.get(v.name, 0)
+        row: dict[str, Any] = {"name": v.name, "replicas": count}
+        if isinstance(e, Candidate):
+            row["nodes"] = e.size.nodes
+        if count:
+            seen = observed_by_cluster.get(v.name)
+            row["phase"] = seen.phase if seen and seen.phase else "Pending"
+            if seen and seen.message:
+                row["message"] = seen.message
+        elif isinstance(e, Rejection):
+            row["phase"] = "Unschedulable"
+            row["message"] = e.message
+        elif isinstance(e, Candidate) and e.slots == 0:
+            row["phase"] = "Unschedulable"
+            row["message"] = (
+                f"InsufficientCapacity: pool {e.pool.name} has {max(0, e.free_nodes)} of "
+                f"{e.pool.node_count} node(s) free; a group needs {e.size.nodes}"
+            )
+        else:
+            row["phase"] = "Unused"
+        rows.append(row)
+    status = {
+        "replicas": {"desired": desired, "ready": ready},
+        "summary": {"ready": f"{ready}/{desired}"},
+        "clusters": rows,
+    }
+    rejections = [e for e in evaluations.values() if isinstance(e, Rejection)]
+    where = ", ".join(f"{c}={n}" for c, n in sorted(placement.items())) or "nowhere"
+    notes = "; ".join(f"{r.cluster}: {r.message}" for r in rejections)
+    if not views:
+        scheduled = Status.false(
+            "Scheduled", "NoClusters", "no InferenceCluster matches spec.clusterSelector"
+        )
+    elif placed >= desired:
+        message = f"{placed}/{desired} replica(s) placed ({where})" + (
+            f"; {notes}" if notes else ""
+        )
+        scheduled = Status.true("Scheduled", "Scheduled", message)
+    else:
+        reasons = {r.reason for r in rejections}
+        candidates = [e for e in evaluations.values() if isinstance(e, Candidate)]
+        if candidates or "InsufficientCapacity" in reasons:
+            reason = "InsufficientCapacity"
+        elif "SharedStorageRequired" in reasons:
+            reason = "SharedStorageRequired"
+        elif reasons == {"ModelCacheNotFound"}:
+            reason = "ModelCacheNotFound"
+        else:
+            reason = "NoClusters"
+        message = f"{placed}/{desired} replica(s) placed ({where})" + (
+            f"; {notes}" if notes else ""
+        )
+        scheduled = Status.false("Scheduled", reason, message)
+
+    conditions = [scheduled, _cache_condition(cache_name, cache_obj, cache_rows, placement)]
+    available = desired > 0 and ready >= desired
+    conditions.append(
+        Status.true("Available", "Available", f"{ready}/{desired} replica(s) ready")
+        if available or desired == 0
+        else Status.false("Available", "Progressing", f"{ready}/{desired} replica(s) ready")
+    )
+    return status, conditions, scheduled.status and (available or desired == 0)
+
+
+def _cache_condition(
+    cache_name: str | None,
+    cache_obj: dict[str, Any] | None,
+    cache_rows: dict[str, dict[str, Any]],
+    placement: dict[str, int],
+) -> Status:
+    """ModelCacheReady: are the weights staged on every cluster a replica is placed on?"""
+    if cache_obj is None:
+        return Status.true(
+            "ModelCacheReady",
+            "NotReferenced",
+            "no spec.modelCacheRef: every engine pod loads its own weights",
+        )
+    if not placement:
+        return Status.false(
+            "ModelCacheReady",
+            "NotPlaced",
+            f"no replica of this deployment is placed on a cluster of ModelCache {cache_name}",
+        )
+    phases = {c: str(cache_rows.get(c, {}).get("phase") or "Pending") for c in sorted(placement)}
+    waiting = {c: p for c, p in phases.items() if p != "Ready"}
+    if not waiting:
+        return Status.true("ModelCacheReady", "Ready", "weights staged on every placed cluster")
+    where = ", ".join(f"{c} ({p})" for c, p in waiting.items())
+    if "Failed" in waiting.values():
+        return Status.false("ModelCacheReady", "Failed", f"staging failed on {where}")
+    return Status.false("ModelCacheReady", "Hydrating", f"waiting for weights on {where}")
