@@ -1,4 +1,4 @@
-"""Deciding what a ModelReplica composes on its cluster, from plain data.
+"""Deciding what a ModelReplica composes on its cluster.
 
 The workload is composed only once the cache is Ready on this cluster (no GPU is held
 while weights download). Once composed it is kept through any later uncertainty — a cache
@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from modelfleet_contracts.api import MODEL_REPLICA
-from modelfleet_contracts.clusters import read_cluster
+from modelfleet_contracts.clusters import ClusterView
 from modelfleet_contracts.conditions import Status
 from modelfleet_contracts.fields import list_at, mapping_at
 from modelfleet_contracts.labels import CLUSTER_LABEL, owner_labels
@@ -20,40 +20,32 @@ from modelfleet_contracts.models.modelreplica import ModelReplicaSpec
 from modelfleet_contracts.naming import workload_name
 from modelfleet_contracts.objects import carry_forward, remote_manifest, remote_status
 from modelfleet_contracts.outcome import Outcome
-from pydantic import ValidationError
+from modelfleet_contracts.spec import InvalidSpec, parse_spec
 
-from compose_model_replica.phase import (
-    READY,
+from compose_model_replica.phases import (
     WAITING_FOR_CACHE,
     WAITING_FOR_CLUSTER,
     ReplicaPhase,
     derive_replica_phase,
 )
+from compose_model_replica.status import replica_status
 from compose_model_replica.usage import cache_usage
 from compose_model_replica.workloads import workload_objects
 
 WORKLOAD = "workload"
 SERVICE = "service"
 USAGE = "model-cache-usage"
-PROGRESS_REASONS = frozenset({"Progressing", WAITING_FOR_CACHE, WAITING_FOR_CLUSTER})
 # One directory of the cache's path: compose-model-cache writes names and fingerprints. The
 # path reaches argv and env (--model, MODELFLEET_MODEL_PATH), so anything else — a flag, a
 # $(VAR) Kubernetes would expand, a glob, an over-long name — is refused, never passed on.
 SAFE_SEGMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}")
 
 
-def parse_spec(raw: Any) -> tuple[dict[str, Any], str | None]:
-    try:
-        model = ModelReplicaSpec.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        return {}, f"spec.{where}: {first['msg']} ({exc.error_count()} problem(s) in total)"
-    spec = model.model_dump(mode="json", exclude_none=True, warnings=False)
-    engine = spec.get("engine") or {}
-    if engine.get("framework") == "Custom" and not engine.get("command"):
-        return spec, "engine.command is required when engine.framework is Custom"
-    return spec, None
+def spec_problem(spec: ModelReplicaSpec) -> str | None:
+    """What the schema alone does not catch (its CEL rules), in words; None when valid."""
+    if spec.engine and spec.engine.framework == "Custom" and not spec.engine.command:
+        return "engine.command is required when engine.framework is Custom"
+    return None
 
 
 def cache_row(cache: dict[str, Any] | None, cluster: str) -> dict[str, Any] | None:
@@ -89,26 +81,9 @@ def cache_location(
     return claim, path
 
 
-def _report(phase: ReplicaPhase) -> tuple[dict[str, Any], list[Status], bool]:
-    status = {
-        "phase": phase.phase,
-        "message": phase.message,
-        "replicas": phase.replicas,
-        "readyReplicas": phase.ready_replicas,
-    }
-    ready = phase.phase == READY
-    condition = Status(
-        "WorkloadReady",
-        status=ready,
-        reason=phase.phase,
-        message=phase.message or "serving on every replica",
-    )
-    return status, [condition], ready
-
-
 def _kept(
     observed: dict[str, dict[str, Any]],
-    spec: dict[str, Any],
+    spec: ModelReplicaSpec,
     why: str,
     fallback: str,
     usage: dict[str, Any] | None,
@@ -125,38 +100,37 @@ def _kept(
         out.desired[USAGE] = usage
     workload = observed.get(WORKLOAD)
     if workload is None:
-        phase = ReplicaPhase(fallback, why, int(spec.get("replicas") or 0), 0)
+        phase = ReplicaPhase(fallback, why, spec.replicas, 0)
     else:
         kind = str(remote_manifest(workload).get("kind", "Deployment"))
-        seen = derive_replica_phase(
-            kind, int(spec.get("replicas") or 0), remote_status(workload) or None
-        )
+        seen = derive_replica_phase(kind, spec.replicas, remote_status(workload) or None)
         phase = ReplicaPhase(
             seen.phase, f"{why}; keeping the running workload", seen.replicas, seen.ready_replicas
         )
-    out.status, out.conditions, out.ready = _report(phase)
+    out.status, out.conditions, out.ready = replica_status(phase)
     return out
 
 
 def compose_replica(
     xr: dict[str, Any],
-    cluster: list[dict[str, Any]] | None,
+    cluster: list[ClusterView] | None,
     cache: list[dict[str, Any]] | None,
     observed: dict[str, dict[str, Any]],
 ) -> Outcome:
     """`cluster` / `cache`: what Crossplane resolved for the requirements (None: unresolved
     yet; an empty list: it does not exist)."""
-    spec, problem = parse_spec(mapping_at(xr, "spec"))
-    if problem:
+    spec = parse_spec(ModelReplicaSpec, mapping_at(xr, "spec"))
+    problem = spec.message if isinstance(spec, InvalidSpec) else spec_problem(spec)
+    if problem or isinstance(spec, InvalidSpec):
         return Outcome(
             keep_everything=True,
-            conditions=[Status.false("WorkloadReady", "InvalidSpec", problem)],
+            conditions=[Status.false("WorkloadReady", "InvalidSpec", str(problem))],
         )
-    uses_cache = bool(spec.get("modelCacheRef"))
-    if cluster is None or (uses_cache and cache is None):
+    cache_ref = spec.modelCacheRef
+    if cluster is None or (cache_ref and cache is None):
         return Outcome(keep_everything=True)
 
-    cluster_name = spec["clusterName"]
+    cluster_name = spec.clusterName
     metadata = mapping_at(xr, "metadata")
     name, namespace = str(metadata.get("name", "")), str(metadata.get("namespace", ""))
     labels = {**owner_labels(MODEL_REPLICA, name, namespace), CLUSTER_LABEL: cluster_name}
@@ -165,11 +139,11 @@ def compose_replica(
         cache_usage(
             replica=name,
             namespace=namespace,
-            cache=spec["modelCacheRef"]["name"],
+            cache=cache_ref.name,
             cluster=cluster_name,
             labels=labels,
         )
-        if uses_cache and cache
+        if cache_ref and cache
         else None
     )
     if not cluster:
@@ -180,15 +154,15 @@ def compose_replica(
             WAITING_FOR_CLUSTER,
             usage,
         )
-    view = read_cluster(cluster[0])
+    view = cluster[0]
     if not view.reachable:
         return _kept(
             observed, spec, f"cluster {cluster_name} is not connected", WAITING_FOR_CLUSTER, usage
         )
 
     claim_name = cache_path = None
-    if uses_cache:
-        located = cache_location(spec["modelCacheRef"]["name"], cache, cluster_name)
+    if cache_ref:
+        located = cache_location(cache_ref.name, cache, cluster_name)
         if isinstance(located, str):
             return _kept(observed, spec, located, WAITING_FOR_CACHE, usage)
         claim_name, cache_path = located
@@ -208,8 +182,8 @@ def compose_replica(
     observed_workload = observed.get(WORKLOAD)
     phase = derive_replica_phase(
         workload["spec"]["forProvider"]["manifest"]["kind"],
-        int(spec.get("replicas") or 0),
+        spec.replicas,
         remote_status(observed_workload) if observed_workload else None,
     )
-    out.status, out.conditions, out.ready = _report(phase)
+    out.status, out.conditions, out.ready = replica_status(phase)
     return out

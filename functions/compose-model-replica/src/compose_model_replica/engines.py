@@ -5,12 +5,14 @@ vLLM gang leader, which must start Ray before serving — is a fixed script that
 the serving arguments as positional parameters ("$@"), never as text.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from modelfleet_contracts.mounts import mounted_model_path
+from pydantic import RootModel
 
 from compose_model_replica.probes import RAY_PORT
+from compose_model_replica.shape import ReplicaShape
 
 VLLM_SERVER = ["python3", "-m", "vllm.entrypoints.openai.api_server"]
 # Starts the Ray head, then serves with the arguments it was given.
@@ -33,38 +35,41 @@ def _has_flag(args: list[str], flag: str) -> bool:
     return any(a == flag or a.startswith(flag + "=") for a in args)
 
 
-def vllm_args(
-    engine: dict[str, Any], *, model_path: str | None, gpus: int, nodes: int
-) -> list[str]:
-    user = [str(a) for a in engine.get("args") or []]
+def _words(items: Sequence[RootModel[str]] | None) -> list[str]:
+    """argv elements of a command or args list, as the user wrote them."""
+    return [item.root for item in items or []]
+
+
+def vllm_args(shape: ReplicaShape, *, model_path: str | None) -> list[str]:
+    user = _words(shape.engine.args)
     args: list[str] = []
     if model_path and not _has_flag(user, "--model"):
         args.append(f"--model={model_path}")
-    args.append(f"--port={engine.get('port', 8000)}")
+    args.append(f"--port={shape.port}")
     if not _has_flag(user, "--tensor-parallel-size"):
-        args.append(f"--tensor-parallel-size={gpus}")
-    if nodes > 1:
+        args.append(f"--tensor-parallel-size={shape.tensor_parallel}")
+    if shape.gang:
         if not _has_flag(user, "--pipeline-parallel-size"):
-            args.append(f"--pipeline-parallel-size={nodes}")
+            args.append(f"--pipeline-parallel-size={shape.nodes}")
         args.append("--distributed-executor-backend=ray")
     return args + user
 
 
-def engine_commands(
-    engine: dict[str, Any], *, cache_path: str | None, gpus: int, nodes: int
-) -> Commands:
-    if engine.get("framework") == "Custom":
-        worker = engine.get("worker") or {}
+def engine_commands(shape: ReplicaShape, *, cache_path: str | None) -> Commands:
+    engine = shape.engine
+    if shape.framework == "Custom":
+        command = _words(engine.command)
+        worker = engine.worker
         return Commands(
-            command=list(engine.get("command") or []),
-            args=list(engine.get("args") or []),
-            worker_command=list(worker.get("command") or engine.get("command") or []),
-            worker_args=list(worker.get("args") or []),
+            command=command,
+            args=_words(engine.args),
+            worker_command=(_words(worker.command) if worker else []) or command,
+            worker_args=_words(worker.args) if worker else [],
         )
     # The claim is mounted whole at /mnt/models; the weights are under the cache's path.
     model_path = mounted_model_path(cache_path) if cache_path is not None else None
-    args = vllm_args(engine, model_path=model_path, gpus=gpus, nodes=nodes)
-    if nodes == 1:
+    args = vllm_args(shape, model_path=model_path)
+    if not shape.gang:
         return Commands(command=list(VLLM_SERVER), args=args)
     return Commands(
         command=["/bin/sh", "-c", LEADER_SCRIPT, "modelfleet-leader"],

@@ -1,24 +1,18 @@
 """The gRPC edge of compose-model-replica."""
 
-from typing import Any
-
 from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.api import API_VERSION, INFERENCE_CLUSTER, MODEL_CACHE
 from modelfleet_contracts.edge import structs
+from modelfleet_contracts.edge.clusters import read_cluster_struct
 from modelfleet_contracts.edge.outcome import apply_outcome
 from modelfleet_contracts.fields import mapping_at
 
-from compose_model_replica.core import PROGRESS_REASONS, compose_replica
+from compose_model_replica.core import compose_replica
+from compose_model_replica.status import PROGRESS_REASONS
 
 CLUSTER = "inference-cluster"
 CACHE = "model-cache"
-
-
-def _resolved(req: fnv1.RunFunctionRequest, name: str) -> list[dict[str, Any]] | None:
-    if name not in req.required_resources:
-        return None
-    return [structs.to_dict(item.resource) for item in req.required_resources[name].items]
 
 
 def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
@@ -50,5 +44,8 @@ def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) ->
             structs.with_named_rows(item.resource, ("status", "clusters"), here)
             for item in req.required_resources[CACHE].items
         ]
-    outcome = compose_replica(xr, _resolved(req, CLUSTER), cache, observed)
+    cluster = None
+    if CLUSTER in req.required_resources:
+        cluster = [read_cluster_struct(i.resource) for i in req.required_resources[CLUSTER].items]
+    outcome = compose_replica(xr, cluster, cache, observed)
     apply_outcome(req, rsp, xr, outcome, progress_reasons=PROGRESS_REASONS)

@@ -3,17 +3,21 @@ the cache mounted at /mnt/models, GPUs, a memory-backed /dev/shm, the pool's pla
 
 from typing import Any
 
+from modelfleet_contracts.models.modelreplica import ModelReplicaSpec
 from modelfleet_contracts.mounts import CACHE_VOLUME_NAME, MODEL_MOUNT_PATH, mounted_model_path
+from modelfleet_contracts.spec import filled
+from pydantic import BaseModel
+
+from compose_model_replica.shape import ReplicaShape
 
 SHM_VOLUME = "dshm"
 MODEL_PATH_ENV = "MODELFLEET_MODEL_PATH"
 LWS_WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
 
 
-def gpus_per_node(spec: dict[str, Any]) -> int:
-    """GPUs each engine pod claims: gpusPerNode as placed (0: none), 1 when absent."""
-    value = spec.get("gpusPerNode")
-    return 1 if value is None else max(0, int(value))
+def _plain(item: BaseModel) -> dict[str, Any]:
+    """A list item of the spec (an env var, a toleration) as the user wrote it."""
+    return item.model_dump(mode="json", exclude_none=True, warnings=False)
 
 
 def identity_env(nodes: int) -> list[dict[str, Any]]:
@@ -42,7 +46,8 @@ def model_path_env(claim_name: str | None, cache_path: str | None) -> list[dict[
 
 
 def engine_pod(
-    spec: dict[str, Any],
+    spec: ModelReplicaSpec,
+    shape: ReplicaShape,
     *,
     labels: dict[str, str],
     command: list[str],
@@ -56,9 +61,7 @@ def engine_pod(
 
     The cache claim is mounted whole and read-only at /mnt/models; the weights are at
     /mnt/models/<cache path> (SPEC §6), which every engine also gets as MODELFLEET_MODEL_PATH."""
-    engine = spec.get("engine") or {}
-    gpus = gpus_per_node(spec)
-    port = int(engine.get("port") or 8000)
+    engine = shape.engine
     mounts: list[dict[str, Any]] = [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}]
     volumes: list[dict[str, Any]] = [{"name": SHM_VOLUME, "emptyDir": {"medium": "Memory"}}]
     if claim_name:
@@ -71,28 +74,28 @@ def engine_pod(
         )
     container: dict[str, Any] = {
         "name": "engine",
-        "image": engine.get("image") or "vllm/vllm-openai:v0.11.0",
-        "env": identity_env(int(spec.get("nodes") or 1))
+        "image": filled(engine.image),
+        "env": identity_env(shape.nodes)
         + model_path_env(claim_name, cache_path)
-        + list(engine.get("env") or []),
+        + [_plain(e) for e in engine.env or []],
         "volumeMounts": mounts,
     }
-    if gpus:
+    if shape.gpus:
         container["resources"] = {
-            "limits": {"nvidia.com/gpu": str(gpus)},
-            "requests": {"nvidia.com/gpu": str(gpus)},
+            "limits": {"nvidia.com/gpu": str(shape.gpus)},
+            "requests": {"nvidia.com/gpu": str(shape.gpus)},
         }
     if command:
         container["command"] = command
     if args:
         container["args"] = args
     if serving:
-        container["ports"] = [{"name": "http", "containerPort": port}]
+        container["ports"] = [{"name": "http", "containerPort": shape.port}]
     if readiness_probe:
         container["readinessProbe"] = readiness_probe
     pod: dict[str, Any] = {"containers": [container], "volumes": volumes}
-    if spec.get("nodeSelector"):
-        pod["nodeSelector"] = dict(spec["nodeSelector"])
-    if spec.get("tolerations"):
-        pod["tolerations"] = list(spec["tolerations"])
+    if spec.nodeSelector:
+        pod["nodeSelector"] = dict(spec.nodeSelector)
+    if spec.tolerations:
+        pod["tolerations"] = [_plain(t) for t in spec.tolerations]
     return {"metadata": {"labels": dict(labels)}, "spec": pod}

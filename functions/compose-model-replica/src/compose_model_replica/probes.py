@@ -11,6 +11,8 @@ the LeaderWorkerSet's `Available`, still means "answering requests".
 
 from typing import Any
 
+from compose_model_replica.shape import ReplicaShape
+
 RAY_PORT = 6379
 # Exits 0 when the leader's serving port accepts a TCP connection. A fixed program; the
 # leader's address comes from the LWS-injected environment, the port as argv[1].
@@ -33,13 +35,8 @@ def leader_serves_probe(port: int) -> dict[str, Any]:
     }
 
 
-def readiness_probes(
-    spec: dict[str, Any], port: int
-) -> tuple[dict[str, Any], dict[str, Any] | None]:
+def readiness_probes(shape: ReplicaShape) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """(serving pod's probe, worker's probe or None)."""
-    nodes = int(spec.get("nodes") or 1)
-    engine = spec.get("engine") or {}
-    startup = (spec.get("gang") or {}).get("startupPolicy", "LeaderReady")
-    if nodes > 1 and engine.get("framework", "vLLM") == "vLLM" and startup == "LeaderReady":
-        return tcp_probe(RAY_PORT), leader_serves_probe(port)
-    return tcp_probe(port), None
+    if shape.gang and shape.framework == "vLLM" and shape.startup == "LeaderReady":
+        return tcp_probe(RAY_PORT), leader_serves_probe(shape.port)
+    return tcp_probe(shape.port), None

@@ -4,17 +4,21 @@ gang (several), and a Service in front of the pods that serve (the leaders)."""
 from typing import Any
 
 from modelfleet_contracts.api import LWS_API_VERSION, LWS_KIND
+from modelfleet_contracts.models.modelreplica import Gang, ModelReplicaSpec, Rollout
 from modelfleet_contracts.objects import AVAILABLE, kubernetes_object
+from modelfleet_contracts.spec import filled
 
 from compose_model_replica.engines import engine_commands
-from compose_model_replica.pods import LWS_WORKER_INDEX_LABEL, engine_pod, gpus_per_node
+from compose_model_replica.pods import LWS_WORKER_INDEX_LABEL, engine_pod
 from compose_model_replica.probes import readiness_probes
+from compose_model_replica.shape import ReplicaShape, replica_shape
 
 EXCLUSIVE_TOPOLOGY = "leaderworkerset.sigs.k8s.io/exclusive-topology"
 
 
 def workload_manifest(
-    spec: dict[str, Any],
+    spec: ModelReplicaSpec,
+    shape: ReplicaShape,
     *,
     name: str,
     namespace: str,
@@ -22,18 +26,12 @@ def workload_manifest(
     claim_name: str | None,
     cache_path: str | None,
 ) -> dict[str, Any]:
-    nodes = int(spec.get("nodes") or 1)
-    gpus = max(1, gpus_per_node(spec))  # tensor parallelism of at least one device
-    replicas = int(spec.get("replicas") or 0)
-    commands = engine_commands(
-        spec.get("engine") or {}, cache_path=cache_path, gpus=gpus, nodes=nodes
-    )
+    commands = engine_commands(shape, cache_path=cache_path)
     selector = {**labels, "modelfleet.io/workload": name}
-    serving_probe, worker_probe = readiness_probes(
-        spec, int((spec.get("engine") or {}).get("port") or 8000)
-    )
+    serving_probe, worker_probe = readiness_probes(shape)
     leader = engine_pod(
         spec,
+        shape,
         labels=selector,
         command=commands.command,
         args=commands.args,
@@ -43,19 +41,20 @@ def workload_manifest(
         readiness_probe=serving_probe,
     )
     metadata: dict[str, Any] = {"name": name, "namespace": namespace, "labels": dict(labels)}
-    if nodes == 1:
+    if not shape.gang:
         return {
             "apiVersion": "apps/v1",
             "kind": "Deployment",
             "metadata": metadata,
             "spec": {
-                "replicas": replicas,
+                "replicas": spec.replicas,
                 "selector": {"matchLabels": selector},
                 "template": leader,
             },
         }
     worker = engine_pod(
         spec,
+        shape,
         labels=selector,
         command=commands.worker_command or [],
         args=commands.worker_args or [],
@@ -64,29 +63,29 @@ def workload_manifest(
         serving=False,
         readiness_probe=worker_probe,
     )
-    topology = (spec.get("placement") or {}).get("exclusiveTopology")
+    topology = spec.placement.exclusiveTopology if spec.placement else None
     if topology:
         metadata["annotations"] = {EXCLUSIVE_TOPOLOGY: topology}
-    rollout = spec.get("rollout") or {}
-    gang = spec.get("gang") or {}
+    rollout = spec.rollout or Rollout()
+    gang = spec.gang or Gang()
     return {
         "apiVersion": LWS_API_VERSION,
         "kind": LWS_KIND,
         "metadata": metadata,
         "spec": {
-            "replicas": replicas,
-            "startupPolicy": gang.get("startupPolicy", "LeaderReady"),
+            "replicas": spec.replicas,
+            "startupPolicy": shape.startup,
             "rolloutStrategy": {
                 "type": "RollingUpdate",
                 "rollingUpdateConfiguration": {
-                    "partition": int(rollout.get("partition", 0)),
-                    "maxUnavailable": rollout.get("maxUnavailable", 1),
-                    "maxSurge": rollout.get("maxSurge", 0),
+                    "partition": filled(rollout.partition),
+                    "maxUnavailable": filled(rollout.maxUnavailable),
+                    "maxSurge": filled(rollout.maxSurge),
                 },
             },
             "leaderWorkerTemplate": {
-                "size": nodes,
-                "restartPolicy": gang.get("restartPolicy", "RecreateGroupOnPodRestart"),
+                "size": shape.nodes,
+                "restartPolicy": str(filled(gang.restartPolicy)),
                 "leaderTemplate": leader,
                 "workerTemplate": worker,
             },
@@ -95,25 +94,24 @@ def workload_manifest(
 
 
 def service_manifest(
-    spec: dict[str, Any], *, name: str, namespace: str, labels: dict[str, str]
+    shape: ReplicaShape, *, name: str, namespace: str, labels: dict[str, str]
 ) -> dict[str, Any]:
     selector = {**labels, "modelfleet.io/workload": name}
-    if int(spec.get("nodes") or 1) > 1:
+    if shape.gang:
         selector[LWS_WORKER_INDEX_LABEL] = "0"  # only leaders serve
-    port = int((spec.get("engine") or {}).get("port") or 8000)
     return {
         "apiVersion": "v1",
         "kind": "Service",
         "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
         "spec": {
             "selector": selector,
-            "ports": [{"name": "http", "port": port, "targetPort": "http"}],
+            "ports": [{"name": "http", "port": shape.port, "targetPort": "http"}],
         },
     }
 
 
 def workload_objects(
-    spec: dict[str, Any],
+    spec: ModelReplicaSpec,
     *,
     name: str,
     namespace: str,
@@ -122,15 +120,17 @@ def workload_objects(
     claim_name: str | None,
     cache_path: str | None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
+    shape = replica_shape(spec)
     workload = workload_manifest(
         spec,
+        shape,
         name=name,
         namespace=namespace,
         labels=labels,
         claim_name=claim_name,
         cache_path=cache_path,
     )
-    service = service_manifest(spec, name=name, namespace=namespace, labels=labels)
+    service = service_manifest(shape, name=name, namespace=namespace, labels=labels)
     return (
         kubernetes_object(workload, provider_config, labels=labels, readiness_query=AVAILABLE),
         kubernetes_object(service, provider_config, labels=labels),

@@ -1,0 +1,41 @@
+"""The shape of a replica's workload, read once from its typed spec: what the pods, probes,
+engine command lines and the workload itself all derive from."""
+
+from dataclasses import dataclass
+
+from modelfleet_contracts.models.modelreplica import Engine, Gang, ModelReplicaSpec
+from modelfleet_contracts.spec import filled
+
+
+@dataclass(frozen=True)
+class ReplicaShape:
+    nodes: int  # pods per serving group: 1 is a Deployment, more a LeaderWorkerSet gang
+    gpus: int  # GPUs each engine pod claims (0: none)
+    port: int  # the port the engine serves HTTP on
+    framework: str  # vLLM (turnkey command) or Custom (the user's command)
+    startup: str  # the gang's startupPolicy (LeaderReady or LeaderCreated)
+    engine: Engine  # the engine block with the XRD's defaults applied
+
+    @property
+    def gang(self) -> bool:
+        return self.nodes > 1
+
+    @property
+    def tensor_parallel(self) -> int:
+        """Tensor parallelism: the pod's GPUs, and at least one device."""
+        return max(1, self.gpus)
+
+
+def replica_shape(spec: ModelReplicaSpec) -> ReplicaShape:
+    engine = spec.engine or Engine()
+    gang = spec.gang or Gang()
+    return ReplicaShape(
+        nodes=spec.nodes,
+        # gpusPerNode as placed by the scheduler; a replica written by hand without it
+        # claims one GPU.
+        gpus=1 if spec.gpusPerNode is None else spec.gpusPerNode,
+        port=filled(engine.port),
+        framework=str(filled(engine.framework)),
+        startup=str(filled(gang.startupPolicy)),
+        engine=engine,
+    )
