@@ -48,3 +48,15 @@ def test_filled_refuses_a_default_that_is_missing():
     assert filled(8000) == 8000
     with pytest.raises(ValueError):
         filled(None)
+
+
+def test_a_check_runs_on_a_valid_spec_only_and_its_answer_is_the_problem():
+    def no_gang(spec: ModelReplicaSpec) -> str | None:
+        return "gangs are not allowed here" if spec.nodes > 1 else None
+
+    assert isinstance(parse_spec(ModelReplicaSpec, BASE, no_gang), ModelReplicaSpec)
+    refused = parse_spec(ModelReplicaSpec, {**BASE, "nodes": 2}, no_gang)
+    assert refused == InvalidSpec("gangs are not allowed here")
+    # The schema speaks first: the check never sees a spec that is not one.
+    invalid = parse_spec(ModelReplicaSpec, {**BASE, "nodes": 0}, no_gang)
+    assert isinstance(invalid, InvalidSpec) and invalid.message.startswith("spec.nodes:")

@@ -86,13 +86,9 @@ def compose_cluster(
 ) -> Outcome:
     """`named_provider_config`: the ClusterProviderConfig named by
     connection.providerConfigName as Crossplane resolved it (None: not resolved yet)."""
-    spec = parse_spec(InferenceClusterSpec, mapping_at(xr, "spec"))
-    problem = spec.message if isinstance(spec, InvalidSpec) else spec_problem(spec)
-    if problem or isinstance(spec, InvalidSpec):
-        return Outcome(
-            keep_everything=True,
-            conditions=[Status.false("Connected", "InvalidSpec", str(problem))],
-        )
+    spec = parse_spec(InferenceClusterSpec, mapping_at(xr, "spec"), spec_problem)
+    if isinstance(spec, InvalidSpec):
+        return Outcome.held(Status.false("Connected", "InvalidSpec", spec.message))
     name = str(mapping_at(xr, "metadata").get("name", ""))
     connection = spec.connection
     namespace = filled(spec.workloadNamespace)
@@ -109,7 +105,7 @@ def compose_cluster(
         if named_provider_config is None:
             # Crossplane has not looked the provider config up yet: keep everything and the
             # Connected condition as they were rather than guess.
-            return Outcome(keep_everything=True, conditions=[_still_resolving(xr, pc_name)])
+            return Outcome.held(_still_resolving(xr, pc_name))
         pc_exists = bool(named_provider_config)
 
     out.desired[NAMESPACE] = m.namespace_object(name, pc_name, namespace)

@@ -43,11 +43,6 @@ def replica_key(cluster: str) -> str:
     return remote_name("replica", cluster)
 
 
-def _hold(condition: Status) -> Outcome:
-    """Keep every observed ModelReplica as it is; report why placement is on hold."""
-    return Outcome(keep_everything=True, conditions=[condition])
-
-
 def compose_deployment(
     xr: dict[str, Any],
     clusters: list[ClusterView] | None,
@@ -57,26 +52,17 @@ def compose_deployment(
 ) -> Outcome:
     """`clusters`, `cache`, `replicas`: what Crossplane resolved for the requirements (None:
     not yet); `replicas` are every ModelReplica of the fleet, this deployment's included."""
-    spec = parse_spec(ModelDeploymentSpec, mapping_at(xr, "spec"))
+    spec = parse_spec(ModelDeploymentSpec, mapping_at(xr, "spec"), spec_problem)
     if isinstance(spec, InvalidSpec):
-        return _hold(Status.false("Scheduled", "InvalidSpec", spec.message))
-    if problem := spec_problem(spec):
-        return _hold(Status.false("Scheduled", "InvalidSpec", problem))
+        return Outcome.held(Status.false("Scheduled", "InvalidSpec", spec.message))
     cache_name = spec.modelCacheRef.name if spec.modelCacheRef else None
     if clusters is None or replicas is None or (cache_name and cache is None):
-        return Outcome(keep_everything=True)
+        return Outcome.held()
     if cache_name and not cache:
         missing = f"ModelCache {cache_name} not found in this namespace"
-        return Outcome(
-            keep_everything=True,
-            conditions=[
-                Status.false(
-                    "Scheduled",
-                    "ModelCacheNotFound",
-                    f"{missing}; placement held as it is",
-                ),
-                Status.false("ModelCacheReady", "ModelCacheNotFound", missing),
-            ],
+        return Outcome.held(
+            Status.false("Scheduled", "ModelCacheNotFound", f"{missing}; placement held as it is"),
+            Status.false("ModelCacheReady", "ModelCacheNotFound", missing),
         )
 
     metadata = mapping_at(xr, "metadata")

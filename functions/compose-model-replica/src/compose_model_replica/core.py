@@ -119,16 +119,12 @@ def compose_replica(
 ) -> Outcome:
     """`cluster` / `cache`: what Crossplane resolved for the requirements (None: unresolved
     yet; an empty list: it does not exist)."""
-    spec = parse_spec(ModelReplicaSpec, mapping_at(xr, "spec"))
-    problem = spec.message if isinstance(spec, InvalidSpec) else spec_problem(spec)
-    if problem or isinstance(spec, InvalidSpec):
-        return Outcome(
-            keep_everything=True,
-            conditions=[Status.false("WorkloadReady", "InvalidSpec", str(problem))],
-        )
+    spec = parse_spec(ModelReplicaSpec, mapping_at(xr, "spec"), spec_problem)
+    if isinstance(spec, InvalidSpec):
+        return Outcome.held(Status.false("WorkloadReady", "InvalidSpec", spec.message))
     cache_ref = spec.modelCacheRef
     if cluster is None or (cache_ref and cache is None):
-        return Outcome(keep_everything=True)
+        return Outcome.held()
 
     cluster_name = spec.clusterName
     metadata = mapping_at(xr, "metadata")

@@ -2,10 +2,11 @@
 
 from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelfleet_contracts.api import API_VERSION, INFERENCE_CLUSTER, MODEL_CACHE
+from modelfleet_contracts.api import API_VERSION, INFERENCE_CLUSTER
 from modelfleet_contracts.edge import structs
 from modelfleet_contracts.edge.clusters import read_cluster_struct
 from modelfleet_contracts.edge.outcome import apply_outcome
+from modelfleet_contracts.edge.requirements import require_referenced_cache, resolved
 from modelfleet_contracts.fields import mapping_at
 
 from compose_model_replica.core import compose_replica
@@ -19,33 +20,20 @@ def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) ->
     xr = structs.to_dict(req.observed.composite.resource)
     spec = mapping_at(xr, "spec")
     cluster_name = spec.get("clusterName")
-    cache_name = mapping_at(spec, "modelCacheRef").get("name")
     if isinstance(cluster_name, str) and cluster_name:
         response.require_resources(
             rsp, CLUSTER, API_VERSION, INFERENCE_CLUSTER, match_name=cluster_name
         )
-    if isinstance(cache_name, str) and cache_name:
-        response.require_resources(
-            rsp,
-            CACHE,
-            API_VERSION,
-            MODEL_CACHE,
-            match_name=cache_name,
-            namespace=str(mapping_at(xr, "metadata").get("namespace", "")),
-        )
+    require_referenced_cache(rsp, CACHE, xr)
     observed = {
         name: structs.observed_object(r.resource) for name, r in req.observed.resources.items()
     }
-    cache = None
-    if CACHE in req.required_resources:
-        # Only this cluster's row of the cache's status: the fleet's other rows are not read.
-        here = str(cluster_name or "")
-        cache = [
-            structs.with_named_rows(item.resource, ("status", "clusters"), here)
-            for item in req.required_resources[CACHE].items
-        ]
-    cluster = None
-    if CLUSTER in req.required_resources:
-        cluster = [read_cluster_struct(i.resource) for i in req.required_resources[CLUSTER].items]
-    outcome = compose_replica(xr, cluster, cache, observed)
+    # Only this cluster's row of the cache's status: the fleet's other rows are not read.
+    here = str(cluster_name or "")
+    outcome = compose_replica(
+        xr,
+        resolved(req, CLUSTER, read_cluster_struct),
+        resolved(req, CACHE, lambda c: structs.with_named_rows(c, ("status", "clusters"), here)),
+        observed,
+    )
     apply_outcome(req, rsp, xr, outcome, progress_reasons=PROGRESS_REASONS)

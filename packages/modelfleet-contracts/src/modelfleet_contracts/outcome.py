@@ -26,3 +26,8 @@ class Outcome:
     conditions: list[Status] = field(default_factory=list)
     ready: bool = False
     keep_everything: bool = False
+
+    @classmethod
+    def held(cls, *conditions: Status) -> "Outcome":
+        """Keep everything composed and reported before as it is; `conditions` say why."""
+        return cls(keep_everything=True, conditions=list(conditions))

@@ -1,5 +1,6 @@
 """An XR's spec as its generated model, or why it cannot be acted on."""
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -24,9 +25,12 @@ def _has_null(value: Any) -> bool:
     return False
 
 
-def parse_spec(model: type[Spec], raw: Any) -> Spec | InvalidSpec:
+def parse_spec(
+    model: type[Spec], raw: Any, check: Callable[[Spec], str | None] | None = None
+) -> Spec | InvalidSpec:
     """`raw` (the spec as Crossplane sends it: numbers as floats) as `model`, with its
-    declared types and defaults, or the first validation problem in words.
+    declared types and defaults, or the first problem in words: the schema's, then what
+    `check` finds (the XRD's CEL rules, which the generated model does not carry).
 
     An explicit null reads as absent, so the field takes its declared default (the API
     server prunes nulls; a spec built by hand may still carry them)."""
@@ -40,7 +44,8 @@ def parse_spec(model: type[Spec], raw: Any) -> Spec | InvalidSpec:
         first = exc.errors()[0]
         where = ".".join(["spec", *(str(p) for p in first["loc"])])
         return InvalidSpec(f"{where}: {first['msg']} ({exc.error_count()} problem(s) in total)")
-    return spec
+    problem = check(spec) if check else None
+    return InvalidSpec(problem) if problem else spec
 
 
 def filled(value: T | None) -> T:
