@@ -169,7 +169,8 @@ class Served:
     def __init__(self, script: str) -> None:
         self.script = script
         self.address = f"127.0.0.1:{free_port()}"
-        # SPEC §1's command; --frozen so that running tests never rewrites uv.lock.
+        # The command docs/development.md gives for serving a function; --frozen so that
+        # running tests never rewrites uv.lock.
         self.command = ["uv", "run", "--frozen", script, "--insecure", "--address", self.address]
         self.process = subprocess.Popen(
             self.command,

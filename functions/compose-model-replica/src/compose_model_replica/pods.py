@@ -60,7 +60,8 @@ def engine_pod(
     """A pod template. `serving`: the pod answers requests (single node or leader).
 
     The cache claim is mounted whole and read-only at /mnt/models; the weights are at
-    /mnt/models/<cache path> (SPEC §6), which every engine also gets as MODELFLEET_MODEL_PATH."""
+    /mnt/models/<cache path> (docs/modelreplica.md, "Every engine pod"), which every engine
+    also gets as MODELFLEET_MODEL_PATH."""
     engine = shape.engine
     mounts: list[dict[str, Any]] = [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}]
     volumes: list[dict[str, Any]] = [{"name": SHM_VOLUME, "emptyDir": {"medium": "Memory"}}]

@@ -100,7 +100,8 @@ def read_cluster(ic: dict[str, Any]) -> ClusterView:
 def matches_selector(labels: dict[str, str], selector: dict[str, Any] | None) -> bool:
     """Kubernetes label-selector semantics (matchLabels and matchExpressions).
 
-    An absent or empty selector matches everything (SPEC: default, every InferenceCluster).
+    An absent or empty selector matches everything: every InferenceCluster (docs/modelcache.md,
+    Fields: `clusterSelector`).
     """
     if not selector:
         return True
