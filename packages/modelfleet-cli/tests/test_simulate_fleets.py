@@ -11,6 +11,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from modelfleet_cli.discovery import repository_compositions
+from modelfleet_cli.exit_codes import ExitCode
 from modelfleet_cli.functions import running_functions
 from modelfleet_cli.simulate import simulate
 from modelfleet_cli.simulate.clusters import workload_clusters
@@ -150,7 +151,7 @@ def baseline(functions, two_clusters) -> dict[str, Any]:
 def test_fleet_survives_fault(functions, two_clusters, baseline, fault, told):
     result = run(functions, two_clusters, fault)
     [verdict] = result["faults"]
-    assert verdict["applied_round"] is not None
+    assert verdict["applied_round"] is not None and verdict["took_effect"] is not None
     assert verdict["lost"] == [] and result["losses"] == []
     assert verdict["at_risk"] == []
     # claims and workloads stay on the clusters that still match
@@ -270,7 +271,7 @@ def test_round_limit_exits_non_zero_with_the_reason():
     outcome = CliRunner().invoke(
         simulate, [str(EXAMPLES / "quickstart"), "--quiet", "--rounds", "2"]
     )
-    assert outcome.exit_code == 2
+    assert outcome.exit_code == ExitCode.ROUND_LIMIT == 3
     assert (
         "not Ready after 2 rounds" in outcome.output
         and "ModelCache ml-team/qwen3-0-6b" in outcome.output

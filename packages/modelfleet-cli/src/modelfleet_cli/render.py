@@ -17,6 +17,7 @@ from modelfleet_contracts.fields import mapping_at
 
 from modelfleet_cli.composed import ANNOTATION_RESOURCE_NAME, composed_metadata
 from modelfleet_cli.discovery import composition_for, repository_compositions, repository_root
+from modelfleet_cli.exit_codes import ExitCode
 from modelfleet_cli.functions import FunctionError, development_targets, running_functions
 from modelfleet_cli.loading import LoadError, load_objects, load_one, of_kind
 from modelfleet_cli.output import yaml_stream
@@ -276,4 +277,4 @@ def render(
 
 def _fail(message: str) -> NoReturn:
     click.echo(f"modelfleet render: {message}", err=True)
-    raise SystemExit(1)
+    raise SystemExit(ExitCode.INPUT_ERROR)

@@ -1,6 +1,7 @@
 """`modelfleet simulate DIR`: run a whole fleet locally through the real functions."""
 
 import json
+import random
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -10,7 +11,9 @@ import click
 from modelfleet_contracts.fields import list_at, mapping_at
 
 from modelfleet_cli.discovery import repository_compositions
+from modelfleet_cli.exit_codes import ExitCode
 from modelfleet_cli.functions import FunctionError, running_functions
+from modelfleet_cli.output import whole_numbers_as_int
 from modelfleet_cli.pipeline import Caller, PipelineError
 from modelfleet_cli.simulate import faults as f
 from modelfleet_cli.simulate.clusters import workload_clusters
@@ -74,9 +77,11 @@ def simulate_fleet(
     timeline: Timeline,
     progress: Progress,
     call: Caller,
+    seed: int | None = None,
 ) -> dict[str, Any]:
     """Run the simulation, calling functions through `call`; the machine-readable result
-    (raises FleetError / FaultError on bad input)."""
+    (raises FleetError / FaultError on bad input). `seed`: shuffle the order in which
+    composed resources are applied, reproducibly (None: sorted by name)."""
     fleet = load_fleet(directory)
     settings = load_settings(directory)
     faults = f.faults_from_settings(settings.get("faults")) + [
@@ -87,6 +92,7 @@ def simulate_fleet(
     if not compositions:
         raise FleetError("cannot find this repository's Compositions (apis/*/composition.yaml)")
     plane = ControlPlane(fleet, compositions, call, workload_clusters(fleet, settings), faults)
+    plane.order = random.Random(seed) if seed is not None else None
     noted = refused = 0
     while plane.round < limit:
         plane.run_round()
@@ -109,6 +115,7 @@ def simulate_fleet(
     all_ready = plane.all_ready()
     verdicts = assess(plane, timeline.messages, timeline.history, all_ready)
     return {
+        "seed": seed,
         "result": "Ready" if all_ready else "RoundLimit",
         "reason": "" if all_ready else _why_not_ready(plane),
         "rounds": plane.round,
@@ -152,9 +159,21 @@ def simulate_fleet(
 @click.option(
     "--output", type=click.Choice(["timeline", "json"]), default="timeline", show_default=True
 )
+@click.option(
+    "--seed",
+    type=int,
+    default=None,
+    help="Apply each XR's composed resources in an order shuffled by this seed (default: "
+    "sorted by name). The same inputs and seed give the same run.",
+)
 @click.option("--quiet", is_flag=True, help="No progress line on stderr.")
 def simulate(
-    directory: Path, rounds: int | None, fault_texts: tuple[str, ...], output: str, quiet: bool
+    directory: Path,
+    rounds: int | None,
+    fault_texts: tuple[str, ...],
+    output: str,
+    seed: int | None,
+    quiet: bool,
 ) -> None:
     as_json = output == "json"
     timeline = Timeline(out=None if as_json else sys.stdout)
@@ -169,23 +188,37 @@ def simulate(
                 timeline=timeline,
                 progress=progress,
                 call=servers,
+                seed=seed,
             )
     except (FleetError, f.FaultError, FunctionError, PipelineError) as exc:
         progress.done()
         click.echo(f"modelfleet simulate: {exc}", err=True)
-        sys.exit(1)
+        sys.exit(ExitCode.INPUT_ERROR)
     if as_json:
-        click.echo(json.dumps(result, indent=2, sort_keys=True))
+        click.echo(json.dumps(whole_numbers_as_int(result), indent=2, sort_keys=True))
     else:
         _print_summary(result)
-    sys.exit(0 if result["result"] == "Ready" else 2)
+    sys.exit(exit_code(result))
+
+
+def exit_code(result: dict[str, Any]) -> ExitCode:
+    """A fault not survived says more than a round limit (an unrecoverable fault ends at
+    the limit by design), so it wins."""
+    if not all(verdict["survived"] for verdict in result["faults"]):
+        return ExitCode.FAULT_NOT_SURVIVED
+    return ExitCode.OK if result["result"] == "Ready" else ExitCode.ROUND_LIMIT
+
+
+def _verdict_text(verdict: dict[str, Any]) -> str:
+    if verdict["took_effect"] is None:
+        return "did not take effect (nothing it targets was there while it was active)"
+    return "survived" if verdict["survived"] else "NOT survived"
 
 
 def _print_summary(result: dict[str, Any]) -> None:
     for verdict in result["faults"]:
-        state = "survived" if verdict["survived"] else "NOT survived"
         click.echo(
-            f"fault {verdict['fault']}: {state}"
+            f"fault {verdict['fault']}: {_verdict_text(verdict)}"
             + (f", lost {verdict['lost']}" if verdict["lost"] else "")
         )
     if result["result"] == "Ready":

@@ -13,6 +13,7 @@ observe the result. Crossplane Usages are honoured: deleting a resource in use i
 import base64
 import copy
 import hashlib
+import random
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -73,6 +74,12 @@ class ControlPlane:
     # Usages that refused a deletion and replay it once deleted: Usage -> the object in use.
     deletion_attempts: dict[Key, Key] = field(default_factory=dict)
     applied: dict[str, int] = field(default_factory=dict)  # fault -> round first applied
+    # fault -> the round it first changed something (a fault whose target never showed up
+    # while it was active did not test anything)
+    took_effect: dict[str, int] = field(default_factory=dict)
+    # None: composed resources are applied sorted by name; a Random shuffles that order
+    # (reproducibly, per seed), as a real function may return them in any order.
+    order: random.Random | None = None
     round: int = 0
     _current: Key | None = None
     _serial: int = 0
@@ -81,6 +88,7 @@ class ControlPlane:
 
     def __post_init__(self) -> None:
         self.pc_cluster: dict[str, str] = {}
+        self.hydration_faults: dict[f.Fault, HydrationFault] = {}
         for ic in self.fleet.xrs:
             if ic["kind"] != INFERENCE_CLUSTER:
                 continue
@@ -108,7 +116,8 @@ class ControlPlane:
                         f"fault {fault.describe()}: no InferenceCluster {fault.target}"
                     )
                 failures = 1 if fault.kind == f.HYDRATION_FAILS else None
-                cluster.hydration_faults.append(HydrationFault(failures))
+                self.hydration_faults[fault] = HydrationFault(failures)
+                cluster.hydration_faults.append(self.hydration_faults[fault])
         self.providers = Providers(self.clusters, self._provider_config_cluster, self._secret)
 
     # --- the store ------------------------------------------------------------------------
@@ -157,6 +166,7 @@ class ControlPlane:
             done.add(key)
             if key in self.store:
                 self.reconcile(key)
+        # In the order they were created (composed resources are applied sorted by name).
         managed = [o for o in self.store.values() if is_managed(o)]
         for obj in managed:
             self.providers.sync(obj)
@@ -164,9 +174,22 @@ class ControlPlane:
             cluster.tick()
         for obj in managed:
             self.providers.observe(obj)
+        for fault, hydration in self.hydration_faults.items():
+            if hydration.attempts_failed:
+                self._took_effect(fault)
 
     def _active(self, kind: str) -> list[f.Fault]:
         return [x for x in self.faults if x.kind == kind and x.active(self.round)]
+
+    def _active_on(self, kind: str, key: Key) -> bool:
+        """Whether a fault of `kind` is active on the XR `key` now (it then takes effect)."""
+        hits = [x for x in self._active(kind) if x.matches_xr(key[1], key[2], key[3])]
+        for fault in hits:
+            self._took_effect(fault)
+        return bool(hits)
+
+    def _took_effect(self, fault: f.Fault) -> None:
+        self.took_effect.setdefault(fault.describe(), self.round)
 
     def _inject(self) -> None:
         """Faults that act at the start of a round: deletions and re-applies."""
@@ -181,6 +204,7 @@ class ControlPlane:
             else:
                 continue
             if self.round == fault.round and key in self.store:
+                self._took_effect(fault)
                 self.delete(key, f"fault {fault.describe()}")
             elif self.round == fault.until and key not in self.store:
                 original = next(
@@ -191,9 +215,7 @@ class ControlPlane:
 
     def _call(self, name: str, req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
         key = self._current
-        if key is not None and any(
-            x.matches_xr(key[1], key[2], key[3]) for x in self._active(f.REQUIREMENT_UNRESOLVED)
-        ):
+        if key is not None and self._active_on(f.REQUIREMENT_UNRESOLVED, key):
             req = copy.deepcopy(req)
             req.ClearField("required_resources")
         return self.call(name, req)
@@ -208,7 +230,7 @@ class ControlPlane:
             for name, k in self.refs[key].items()
             if k in self.store
         }
-        if any(x.matches_xr(key[1], key[2], key[3]) for x in self._active(f.OBSERVED_MISSING)):
+        if self._active_on(f.OBSERVED_MISSING, key):
             observed = {}
         pool = [o for k, o in self.store.items() if k[1] != "Secret"]
         self._current = key
@@ -225,9 +247,11 @@ class ControlPlane:
             self._current = None
         self._record_results(xr, result)
         self.store[key] = result.composite
-        flapping = {x.target for x in self._active(f.CLUSTER_FLAPS)}
-        if key[1] == INFERENCE_CLUSTER and key[3] in flapping:
+        flapping = [x for x in self._active(f.CLUSTER_FLAPS) if x.target == key[3]]
+        if key[1] == INFERENCE_CLUSTER and flapping:
             self._flap(result.composite)
+            for fault in flapping:
+                self._took_effect(fault)
         if result.fatal is not None:
             return  # nothing applied, nothing deleted
         self._apply_desired(key, result, set(observed))
@@ -271,7 +295,11 @@ class ControlPlane:
         observe this time is left alone)."""
         xr = self.store[key]
         refs = self.refs[key]
-        for name, desired in result.resources.items():
+        names = sorted(result.resources)
+        if self.order is not None:
+            self.order.shuffle(names)
+        for name in names:
+            desired = result.resources[name]
             previous = self.store.get(refs[name]) if name in refs else None
             obj = composed_metadata(desired, xr, name, previous)
             metadata = obj["metadata"]
@@ -289,7 +317,7 @@ class ControlPlane:
             else:
                 self._put(obj)
             refs[name] = new_key
-        for name in [n for n in refs if n in observed and n not in result.resources]:
+        for name in sorted(n for n in refs if n in observed and n not in result.resources):
             gone = refs.pop(name)
             if gone in self.store:
                 self._check_loss(key, gone)

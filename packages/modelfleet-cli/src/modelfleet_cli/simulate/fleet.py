@@ -72,6 +72,11 @@ def _validate(path: Path, obj: dict[str, Any]) -> None:
 
 
 def load_fleet(directory: Path) -> Fleet:
+    if directory.is_file():
+        raise FleetError(
+            f"{directory} is a file: simulate reads a directory (every *.yaml in it, the "
+            "fleet a user would kubectl apply); put the file in a directory of its own"
+        )
     if not directory.is_dir():
         raise FleetError(f"{directory}: no such directory")
     files = sorted(

@@ -17,6 +17,7 @@ class HydrationFault:
 
     failures: int | None
     cache: str = ""  # "<namespace>/<name>" of the ModelCache, or "" for every cache
+    attempts_failed: int = 0  # attempts this fault failed so far
 
 
 def matching_fault(faults: list[HydrationFault], job: dict[str, Any]) -> HydrationFault | None:
@@ -47,6 +48,7 @@ def fail_attempt(job: dict[str, Any], fault: HydrationFault) -> int:
     status = job.setdefault("status", {})
     if fault.failures is not None:
         fault.failures -= 1
+    fault.attempts_failed += 1
     status["failed"] = int_at(status, "failed") + 1
     if status["failed"] > int_at(mapping_at(job, "spec"), "backoffLimit", 6):
         status["active"] = 0

@@ -1,5 +1,6 @@
-"""Did the fleet survive each fault? Nothing precious lost, phases recovered (when the fault
-is one a fleet can recover from), and the user told whenever the fault was visible."""
+"""Did the fleet survive each fault? The fault took effect, nothing precious was lost, phases
+recovered (when the fault is one a fleet can recover from), and the user was told whenever
+the fault was visible."""
 
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -12,6 +13,9 @@ from modelfleet_cli.simulate.control_plane import ControlPlane
 class FaultVerdict:
     fault: str
     applied_round: int | None
+    # The round the fault first changed something; None: its target never showed up while
+    # it was active, so the run says nothing about it.
+    took_effect: int | None = None
     lost: list[dict[str, Any]] = field(default_factory=list)
     # Claims left Terminating (kubernetes.io/pvc-protection): gone once their pods stop.
     at_risk: list[str] = field(default_factory=list)
@@ -33,7 +37,7 @@ def assess(
         hydration = fault.kind in (f.HYDRATION_FAILS, f.HYDRATION_FAILS_ALWAYS)
         first = 1 if hydration else (start or plane.round + 1)
         last = plane.round if hydration or fault.until is None else fault.until + 1
-        verdict = FaultVerdict(fault.describe(), start)
+        verdict = FaultVerdict(fault.describe(), start, plane.took_effect.get(fault.describe()))
         verdict.lost = [asdict(x) for x in plane.losses if x.round >= first]
         verdict.told = [
             f"round {r} {xr}: {text}"
@@ -54,7 +58,7 @@ def assess(
         if fault.kind in f.RECOVERABLE:
             verdict.recovered = all_ready
         verdict.survived = (
-            start is not None
+            verdict.took_effect is not None
             and not verdict.lost
             and not verdict.at_risk
             and verdict.recovered is not False

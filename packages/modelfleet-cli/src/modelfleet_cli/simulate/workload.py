@@ -31,6 +31,13 @@ CLUSTER_SCOPED = frozenset({"Namespace", "StorageClass", "CustomResourceDefiniti
 LWS_GROUP = LWS_API_VERSION.split("/")[0]
 
 
+KINDS_IN_CONTROLLER_ORDER = ("Namespace", "PersistentVolumeClaim", "Job")
+
+
+def _controller_rank(kind: str) -> int:
+    return KINDS_IN_CONTROLLER_ORDER.index(kind) if kind in KINDS_IN_CONTROLLER_ORDER else 99
+
+
 class ApplyError(RuntimeError):
     """The API server refused the object; the message is what kubectl would print."""
 
@@ -183,8 +190,10 @@ class WorkloadCluster:
     # --- the controllers ------------------------------------------------------------------
 
     def tick(self) -> None:
-        """One round of the cluster's controllers."""
-        for key, obj in list(self.objects.items()):
+        """One round of the cluster's controllers, each over its own kind: Namespaces, then
+        claims, then Jobs (a claim that binds this round lets its Job's pod start this round,
+        whichever of the two was created first), then workloads."""
+        for key, obj in sorted(self.objects.items(), key=lambda kv: _controller_rank(kv[0][0])):
             kind = key[0]
             if kind == "Namespace":
                 obj.setdefault("status", {})["phase"] = "Active"

@@ -1,0 +1,102 @@
+"""`modelfleet simulate` as a command: distinct exit codes, verdicts that say when a fault
+tested nothing, and clear words for a path that is not a fleet directory."""
+
+import json
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+from modelfleet_cli.exit_codes import ExitCode
+from modelfleet_cli.simulate import simulate
+from modelfleet_cli.simulate.command import exit_code
+
+QUICKSTART = Path(__file__).resolve().parents[3] / "examples" / "quickstart"
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(simulate, [*args, "--quiet"])
+
+
+USAGE_ERRORS = [
+    pytest.param(("--output", "yaml"), id="unknown output"),
+    pytest.param(("--rounds", "0"), id="no rounds"),
+    pytest.param(("--seed", "x"), id="seed not a number"),
+]
+
+
+@pytest.mark.parametrize("args", USAGE_ERRORS)
+def test_usage_errors_have_their_own_exit_code(args):
+    outcome = invoke(str(QUICKSTART), *args)
+    assert outcome.exit_code == ExitCode.USAGE == click.UsageError.exit_code
+    assert outcome.exit_code not in (ExitCode.ROUND_LIMIT, ExitCode.FAULT_NOT_SURVIVED)
+
+
+def test_every_exit_code_means_one_thing():
+    assert len({int(code) for code in ExitCode}) == len(ExitCode)
+
+
+def test_a_file_is_named_as_such():
+    outcome = invoke(str(QUICKSTART / "modelcache.yaml"))
+    assert outcome.exit_code == ExitCode.INPUT_ERROR
+    assert "is a file: simulate reads a directory" in outcome.output
+    assert "no such" not in outcome.output
+
+
+NO_EFFECT = [
+    pytest.param("cluster-flaps:no-such-cluster@2", id="a cluster that does not exist"),
+    pytest.param(
+        "observed-missing:ModelCache/ml-team/no-such-cache@2", id="an XR that is not there"
+    ),
+    pytest.param("cache-deleted:ml-team/no-such-cache@2", id="deleting a cache that is not there"),
+]
+
+
+@pytest.mark.parametrize("fault", NO_EFFECT)
+def test_a_fault_that_never_takes_effect_is_reported_and_fails_the_run(fault):
+    outcome = invoke(str(QUICKSTART), "--fault", fault, "--output", "json")
+    result = json.loads(outcome.output)
+    [verdict] = result["faults"]
+    assert verdict["took_effect"] is None and not verdict["survived"]
+    assert result["result"] == "Ready"  # the fleet is fine; the fault tested nothing
+    assert outcome.exit_code == ExitCode.FAULT_NOT_SURVIVED
+
+    timeline = invoke(str(QUICKSTART), "--fault", fault)
+    assert "did not take effect" in timeline.output and "survived" not in timeline.output
+
+
+VERDICTS = [
+    pytest.param("Ready", [True, True], ExitCode.OK, id="ready, every fault survived"),
+    pytest.param("Ready", [True, False], ExitCode.FAULT_NOT_SURVIVED, id="a fault not survived"),
+    pytest.param("RoundLimit", [], ExitCode.ROUND_LIMIT, id="round limit"),
+    pytest.param("RoundLimit", [True], ExitCode.ROUND_LIMIT, id="round limit, fault survived"),
+    pytest.param(
+        "RoundLimit", [False], ExitCode.FAULT_NOT_SURVIVED, id="round limit, fault not survived"
+    ),
+]
+
+
+@pytest.mark.parametrize(("result", "survived", "code"), VERDICTS)
+def test_exit_code_follows_the_result_and_the_verdicts(result, survived, code):
+    faults = [{"survived": s} for s in survived]
+    assert exit_code({"result": result, "faults": faults}) == code
+
+
+def _floats(value) -> list[float]:
+    if isinstance(value, float):
+        return [value]
+    if isinstance(value, dict):
+        return [f for v in value.values() for f in _floats(v)]
+    if isinstance(value, list):
+        return [f for v in value for f in _floats(v)]
+    return []
+
+
+def test_json_prints_whole_numbers_as_integers():
+    outcome = invoke(str(QUICKSTART), "--output", "json")
+    assert outcome.exit_code == ExitCode.OK, outcome.output
+    result = json.loads(outcome.output)
+    deployments = [o for o in result["clusters"]["gke-dev"]["objects"] if o["kind"] == "Deployment"]
+    assert [(d["replicas"], d["readyReplicas"]) for d in deployments] == [(2, 2)]
+    assert '"replicas": 2.0' not in outcome.output
+    assert _floats(result) == []
