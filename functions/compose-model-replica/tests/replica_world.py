@@ -3,7 +3,7 @@ cluster and ModelCache as their functions report them, and the runner every test
 
 from typing import Any
 
-from compose_model_replica.core import WORKLOAD
+from compose_model_replica.core import SERVICE, WORKLOAD
 from compose_model_replica.fn import CACHE, CLUSTER, run_function
 from modelfleet_contracts.edge.runner import SafeRunner
 from modelfleet_devtools.requests import (
@@ -119,4 +119,20 @@ def probes(lws: dict[str, Any]) -> dict[str, Any]:
     return {
         role: pod["spec"]["containers"][0].get("readinessProbe")
         for role, pod in pod_templates(lws).items()
+    }
+
+
+def running(xr: dict[str, Any]) -> dict[str, Any]:
+    """The workload and Service of `xr` as composed from kimi-k2, Available on the cluster."""
+    composed = desired_resources(run(xr, cache=model_cache("Ready")))
+    return {
+        WORKLOAD: observed_object(
+            composed[WORKLOAD],
+            remote_status={
+                "readyReplicas": 1,
+                "updatedReplicas": 1,
+                "conditions": [{"type": "Available", "status": "True"}],
+            },
+        ),
+        SERVICE: observed_object(composed[SERVICE]),
     }

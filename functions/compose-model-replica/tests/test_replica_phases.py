@@ -20,6 +20,7 @@ from replica_world import (
     model_cache,
     replica,
     run,
+    running,
     with_workload_status,
 )
 
@@ -41,18 +42,7 @@ from replica_world import (
 def test_a_running_workload_survives_uncertainty(name, cluster, cache, phase):
     xr = replica(nodes=2)
     composed = desired_resources(run(xr, cache=model_cache("Ready")))
-    observed = {
-        WORKLOAD: observed_object(
-            composed[WORKLOAD],
-            remote_status={
-                "readyReplicas": 1,
-                "updatedReplicas": 1,
-                "conditions": [{"type": "Available", "status": "True"}],
-            },
-        ),
-        SERVICE: observed_object(composed[SERVICE]),
-        USAGE: observed_object(composed[USAGE]),
-    }
+    observed = {**running(xr), USAGE: observed_object(composed[USAGE])}
     required: dict[str, Any] = {CLUSTER: list(cluster), CACHE: [cache] if cache else []}
     rsp = RUNNER.run(run_function_request(xr, observed=observed, required=required))
     assert set(desired_resources(rsp)) == {WORKLOAD, SERVICE, USAGE}, name

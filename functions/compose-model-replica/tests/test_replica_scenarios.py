@@ -5,7 +5,7 @@ import copy
 from typing import Any
 
 import pytest
-from compose_model_replica.core import SERVICE, USAGE, WORKLOAD
+from compose_model_replica.core import USAGE, WORKLOAD
 from compose_model_replica.fn import CACHE, CLUSTER
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_devtools.requests import (
@@ -25,6 +25,7 @@ from replica_world import (
     pod_templates,
     replica,
     run,
+    running,
     workload,
 )
 
@@ -144,22 +145,6 @@ def observed_usage(cache: str) -> dict[str, Any]:
     cache_obj["metadata"]["name"] = cache
     composed = desired_resources(run(replica(modelCacheRef={"name": cache}), cache=cache_obj))
     return observed_object(composed[USAGE], ready=True)
-
-
-def running(xr: dict[str, Any]) -> dict[str, Any]:
-    """The workload and Service of `xr` as composed from kimi-k2, Available on the cluster."""
-    composed = desired_resources(run(xr, cache=model_cache("Ready")))
-    return {
-        WORKLOAD: observed_object(
-            composed[WORKLOAD],
-            remote_status={
-                "readyReplicas": 1,
-                "updatedReplicas": 1,
-                "conditions": [{"type": "Available", "status": "True"}],
-            },
-        ),
-        SERVICE: observed_object(composed[SERVICE]),
-    }
 
 
 NOT_CONNECTED = inference_cluster("gke-us", connected=False)
