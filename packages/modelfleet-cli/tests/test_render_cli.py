@@ -1,6 +1,9 @@
 """`modelfleet render` on bad input: one clear line on stderr and exit code 1, never a
 traceback; a fatal result from a function fails the command with its message."""
 
+import re
+import socket
+import time
 from collections.abc import Iterator
 from concurrent import futures
 from pathlib import Path
@@ -192,3 +195,31 @@ def test_render_starts_this_repositorys_function_when_none_is_given() -> None:
     docs = list(yaml.safe_load_all(out))
     assert docs[0]["kind"] == "InferenceCluster"
     assert docs[-1]["kind"] == "Context"
+
+
+def closed_loopback_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_a_development_target_that_does_not_answer_fails_within_seconds(tmp_path: Path) -> None:
+    """examples/functions.yaml with nothing running at its targets: the same one line, in
+    seconds (it used to be a minute of silence)."""
+    target = f"127.0.0.1:{closed_loopback_port()}"
+    functions = (ROOT / "examples" / "functions.yaml").read_text()
+    functions = re.sub(r"localhost:94\d\d", target, functions)
+    fns = tmp_path / "functions.yaml"
+    fns.write_text(functions)
+    xr = str(ROOT / "examples" / "quickstart" / "modelcache.yaml")
+    comp = str(ROOT / "apis" / "modelcaches" / "composition.yaml")
+    started = time.monotonic()
+    code, out, err = run(xr, comp, str(fns))
+    elapsed = time.monotonic() - started
+    assert code == 1 and out == ""
+    assert err.strip() == (
+        f"modelfleet render: function compose-model-cache: nothing answers at {target} "
+        "(is it running?)"
+    )
+    assert elapsed < 10, f"took {elapsed:.1f} s"

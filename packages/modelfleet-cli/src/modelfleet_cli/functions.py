@@ -32,6 +32,10 @@ RUNTIME = "render.crossplane.io/runtime"
 DEVELOPMENT_TARGET = "render.crossplane.io/runtime-development-target"
 DEFAULT_DEVELOPMENT_TARGET = "localhost:9443"  # crossplane render's default
 CALL_TIMEOUT_SECONDS = 60
+# A function we start may take a while to import; one the user runs (the Development runtime)
+# is up already or not at all, so it gets a few seconds, not a minute of silence.
+STARTUP_TIMEOUT_SECONDS = 60
+DEVELOPMENT_TIMEOUT_SECONDS = 5
 
 
 class FunctionError(RuntimeError):
@@ -88,13 +92,17 @@ class FunctionServers:
     called by name, and stopped on `close`. Usable as a pipeline `Caller`."""
 
     def __init__(
-        self, targets: Mapping[str, str] | None = None, startup_timeout: float = 60
+        self,
+        targets: Mapping[str, str] | None = None,
+        startup_timeout: float = STARTUP_TIMEOUT_SECONDS,
+        development_timeout: float = DEVELOPMENT_TIMEOUT_SECONDS,
     ) -> None:
         self._targets = dict(targets or {})
         self._started: dict[str, _Started] = {}
         self._stubs: dict[str, grpcv1.FunctionRunnerServiceStub] = {}
         self._channels: list[grpc.Channel] = []
         self._timeout = startup_timeout
+        self._development_timeout = development_timeout
 
     def start(self, names: Iterable[str]) -> None:
         """Start every named function that has no target yet (in parallel), and wait until
@@ -118,7 +126,8 @@ class FunctionServers:
         started = self._started.get(name)
         channel = grpc.insecure_channel(target, options=CHANNEL_OPTIONS)
         ready = grpc.channel_ready_future(channel)
-        deadline = time.monotonic() + self._timeout
+        timeout = self._timeout if started is not None else self._development_timeout
+        deadline = time.monotonic() + timeout
         while True:
             try:
                 ready.result(timeout=0.2)
