@@ -27,7 +27,9 @@ from modelfleet_cli.pipeline import (
     PipelineResult,
     run_pipeline,
 )
+from modelfleet_cli.simulate.fleet import xr_id
 from modelfleet_cli.xr_conditions import rfc3339
+from modelfleet_cli.xrd import check_xr
 
 RENDER_API_VERSION = "render.crossplane.io/v1beta1"
 # crossplane render stamps every condition with this time: a real one would only be noise.
@@ -164,6 +166,7 @@ def render_xr(
     """Load the inputs, run the pipeline through the real functions, return the XR, the
     pipeline's result and the observed resources."""
     xr = load_one(xr_path, "composite resource (XR)")
+    _check(xr, xr_path)
     composition = _composition(xr, composition_path)
     targets = _function_targets(composition, functions_path)
     observed = observed_by_resource_name(load_objects(observed_path) if observed_path else [])
@@ -179,6 +182,16 @@ def render_xr(
             now=CONDITION_TIME,
         )
     return xr, result, observed
+
+
+def _check(xr: dict[str, Any], path: str) -> None:
+    """Refuse an XR the API server would refuse, with simulate's words; prune its unknown
+    fields with kubectl's warning."""
+    check = check_xr(xr)
+    if check.errors:
+        raise RenderError(f"{path}: {check.refusal(xr_id(xr))}")
+    for warning in check.warnings(f"{path}: {xr_id(xr)}"):
+        click.echo(warning, err=True)
 
 
 def _steps(composition: Mapping[str, Any]) -> list[Any]:

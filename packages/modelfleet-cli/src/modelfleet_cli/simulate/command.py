@@ -138,6 +138,7 @@ def simulate_fleet(
         "refusals": [asdict(x) for x in plane.refusals],
         "clusters": _inventory(plane),
         "ignored": fleet.ignored,
+        "warnings": fleet.warnings,
     }
 
 
@@ -179,7 +180,10 @@ def simulate(
     timeline = Timeline(out=None if as_json else sys.stdout)
     progress = Progress(enabled=not quiet)
     try:
-        load_fleet(directory)  # a bad directory fails before any function starts
+        # A bad directory fails before any function starts; unknown fields are warned of
+        # once, as kubectl does when it applies them.
+        for warning in load_fleet(directory).warnings:
+            click.echo(warning, err=True)
         with running_functions(start=FUNCTIONS) as servers:
             result = simulate_fleet(
                 directory,

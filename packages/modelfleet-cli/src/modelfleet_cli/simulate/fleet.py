@@ -12,21 +12,12 @@ from modelfleet_contracts.api import (
     MODEL_DEPLOYMENT,
     MODEL_REPLICA,
 )
-from modelfleet_contracts.models.inferencecluster import InferenceClusterSpec
-from modelfleet_contracts.models.modelcache import ModelCacheSpec
-from modelfleet_contracts.models.modeldeployment import ModelDeploymentSpec
-from modelfleet_contracts.models.modelreplica import ModelReplicaSpec
-from pydantic import BaseModel, ValidationError
+
+from modelfleet_cli.xrd import check_xr
 
 SETTINGS_FILE = "simulation.yaml"
 # Files in a fleet directory that are not fleet objects.
 NOT_FLEET = frozenset({SETTINGS_FILE, "functions.yaml"})
-SPEC_MODELS: dict[str, type[BaseModel]] = {
-    INFERENCE_CLUSTER: InferenceClusterSpec,
-    MODEL_CACHE: ModelCacheSpec,
-    MODEL_DEPLOYMENT: ModelDeploymentSpec,
-    MODEL_REPLICA: ModelReplicaSpec,
-}
 # Reconcile order within a round: what others read comes first.
 XR_ORDER = (INFERENCE_CLUSTER, MODEL_CACHE, MODEL_DEPLOYMENT, MODEL_REPLICA)
 
@@ -40,6 +31,7 @@ class Fleet:
     xrs: list[dict[str, Any]] = field(default_factory=list)
     secrets: list[dict[str, Any]] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)  # "<file>: <kind> <name>"
+    warnings: list[str] = field(default_factory=list)  # unknown fields, pruned
 
 
 def xr_id(obj: dict[str, Any]) -> str:
@@ -53,22 +45,19 @@ def xr_id(obj: dict[str, Any]) -> str:
     )
 
 
-def _validate(path: Path, obj: dict[str, Any]) -> None:
+def _validate(path: Path, obj: dict[str, Any]) -> list[str]:
+    """Refuse an XR the API server would refuse; prune its unknown fields, and return the
+    warnings kubectl would print for them."""
     kind = str(obj["kind"])
     metadata = obj.get("metadata")
     if not isinstance(metadata, dict) or not metadata.get("name"):
         raise FleetError(f"{path}: {kind} without metadata.name")
     if kind != INFERENCE_CLUSTER:
         metadata.setdefault("namespace", "default")
-    try:
-        SPEC_MODELS[kind].model_validate(obj.get("spec") or {})
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "spec"
-        raise FleetError(
-            f"{path}: {xr_id(obj)} is invalid: spec.{where}: {first['msg']}"
-            f" ({exc.error_count()} problem(s))"
-        ) from None
+    check = check_xr(obj)
+    if check.errors:
+        raise FleetError(f"{path}: {check.refusal(xr_id(obj))}")
+    return check.warnings(f"{path}: {xr_id(obj)}")
 
 
 def load_fleet(directory: Path) -> Fleet:
@@ -98,8 +87,8 @@ def load_fleet(directory: Path) -> Fleet:
             if not isinstance(doc, dict) or "kind" not in doc:
                 raise FleetError(f"{path}: a document is not a Kubernetes object (no kind)")
             kind, api_version = doc.get("kind"), doc.get("apiVersion")
-            if api_version == API_VERSION and kind in SPEC_MODELS:
-                _validate(path, doc)
+            if api_version == API_VERSION and kind in XR_ORDER:
+                fleet.warnings += _validate(path, doc)
                 ident = xr_id(doc)
                 if ident in seen:
                     raise FleetError(f"{path}: {ident} is defined twice")
