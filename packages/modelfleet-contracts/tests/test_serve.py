@@ -1,7 +1,44 @@
-"""Every function's console script accepts requests of a 1000-cluster fleet by default."""
+"""Every function's console script: the SDK's flags with our 64 MiB default, and a clean
+shutdown on SIGTERM and SIGINT (exit 0, calls in flight finished, nothing but logs)."""
 
+import json
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import grpc
+import pytest
 from click.testing import CliRunner
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from modelfleet_contracts.edge.serve import DEFAULT_MAX_MESSAGE_MIB, function_cli
+
+SCRIPTS = [
+    "compose-inference-cluster",
+    "compose-model-cache",
+    "compose-model-deployment",
+    "compose-model-replica",
+]
+# What the SDK's loop left on stderr at shutdown, and what a crash leaves.
+NOISE = ("destroyed", "never awaited", "Traceback", "Exception")
+
+# A function whose every call takes a while: the call is in flight when the signal arrives.
+SLOW_FUNCTION = """
+import asyncio, sys
+from modelfleet_contracts.edge.serve import function_cli
+
+class Slow:
+    async def RunFunction(self, req, context):
+        print("call started", flush=True)
+        await asyncio.sleep(1.5)
+        from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+        return fnv1.RunFunctionResponse()
+
+function_cli(lambda: Slow(), "slow")(sys.argv[1:])
+"""
 
 
 def test_the_default_request_limit_is_64_mib_and_help_says_so():
@@ -11,3 +48,97 @@ def test_the_default_request_limit_is_64_mib_and_help_says_so():
     help_text = CliRunner().invoke(command, ["--help"]).output
     assert "[default: 64]" in help_text
     assert "--insecure" in help_text and "--address" in help_text
+    # All interfaces by default (the SDK's address), and how to narrow it.
+    assert "0.0.0.0:9443" in help_text and "127.0.0.1:PORT" in help_text
+
+
+def test_serving_without_credentials_or_insecure_is_a_usage_error_not_a_traceback():
+    command = function_cli(lambda: None, "compose-test")  # type: ignore[arg-type,return-value]
+    result = CliRunner().invoke(command, ["--address", "127.0.0.1:0"])
+    assert result.exit_code == 2
+    assert "--tls-server-certs-dir" in result.output and "--insecure" in result.output
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _start(argv: list[str]) -> tuple[subprocess.Popen[str], str]:
+    address = f"127.0.0.1:{_free_port()}"
+    proc = subprocess.Popen(
+        [*argv, "--insecure", "--address", address],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        with grpc.insecure_channel(address) as channel:
+            grpc.channel_ready_future(channel).result(timeout=30)
+    except grpc.FutureTimeoutError:
+        proc.kill()
+        raise AssertionError(
+            f"{argv[-1]} did not listen on {address}: {proc.communicate()}"
+        ) from None
+    return proc, address
+
+
+def _call(address: str, timeout: float = 20) -> fnv1.RunFunctionResponse:
+    with grpc.insecure_channel(address) as channel:
+        stub = grpcv1.FunctionRunnerServiceStub(channel)
+        return stub.RunFunction(fnv1.RunFunctionRequest(), timeout=timeout)
+
+
+def _stop(proc: subprocess.Popen[str], sig: signal.Signals) -> tuple[int, str, str]:
+    proc.send_signal(sig)
+    stdout, stderr = proc.communicate(timeout=20)
+    return proc.returncode, stdout, stderr
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_a_function_called_once_then_signalled_exits_0_with_nothing_on_stderr(script, sig):
+    executable = Path(sys.executable).parent / script
+    proc, address = _start([str(executable)])
+    try:
+        rsp = _call(address)
+        # An empty request is bad input: answered (with a reason), never a crash.
+        assert rsp.meta is not None
+        _, stdout, stderr = _stop(proc, sig)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, stderr
+    assert not [n for n in NOISE if n in stderr], stderr
+    logged = [json.loads(line) for line in stdout.splitlines()]
+    assert [entry["msg"] for entry in logged] == ["Serving", "Stopped"]
+    assert logged[-1]["signal"] == sig.name
+
+
+def test_a_call_in_flight_when_sigterm_arrives_is_answered_before_the_exit():
+    proc, address = _start([sys.executable, "-c", SLOW_FUNCTION])
+    answered: list[fnv1.RunFunctionResponse] = []
+    failed: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            answered.append(_call(address))
+        except grpc.RpcError as exc:
+            failed.append(exc)
+
+    caller = threading.Thread(target=call)
+    try:
+        caller.start()
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline(), proc.stdout.readline()]  # "Serving", then the call
+        assert "call started" in lines[-1], lines
+        proc.send_signal(signal.SIGTERM)
+        caller.join(timeout=20)
+        _, stderr = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert failed == [] and len(answered) == 1
+    assert proc.returncode == 0, stderr
+    assert not [n for n in NOISE if n in stderr], stderr
