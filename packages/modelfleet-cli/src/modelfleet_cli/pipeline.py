@@ -26,10 +26,11 @@ from typing import Any
 
 from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from modelfleet_contracts.conditions import Status, condition_dict, condition_true
 from modelfleet_contracts.fields import mapping_at
 
 from modelfleet_cli.selectors import resolve
-from modelfleet_cli.xr_conditions import condition, set_conditions, unready_message
+from modelfleet_cli.xr_conditions import set_conditions, unready_message
 
 Caller = Callable[[str, fnv1.RunFunctionRequest], fnv1.RunFunctionResponse]
 """Calls the named function (a Composition step's `functionRef.name`) with a request."""
@@ -293,11 +294,7 @@ def _observed_ready(obj: Mapping[str, Any] | None) -> bool:
     """Crossplane's fallback for a composed resource whose function left readiness
     unspecified: its own Ready condition."""
     status = (obj or {}).get("status")
-    conditions = status.get("conditions") if isinstance(status, Mapping) else None
-    return any(
-        isinstance(c, Mapping) and c.get("type") == "Ready" and c.get("status") == "True"
-        for c in conditions or []
-    )
+    return condition_true(status, "Ready")
 
 
 def _reconciled_composite(
@@ -321,16 +318,16 @@ def _reconciled_composite(
         if not (ready is True or (ready is None and _observed_ready(observed.get(name))))
     ]
     if out.composite_ready is True:
-        ready = condition("Ready", "True", "Available")
+        ready = Status.true("Ready", "Available")
     elif out.composite_ready is False:
-        ready = condition("Ready", "False", "Creating")
+        ready = Status.false("Ready", "Creating")
     elif unready:
-        ready = condition("Ready", "False", "Creating", unready_message(unready))
+        ready = Status.false("Ready", "Creating", unready_message(unready))
     else:
-        ready = condition("Ready", "True", "Available")
-    conditions = [condition("Synced", "True", "ReconcileSuccess"), ready]
+        ready = Status.true("Ready", "Available")
+    conditions = [Status.true("Synced", "ReconcileSuccess").as_condition(), ready.as_condition()]
     conditions += [
-        condition(c.type, STATUS_TEXT.get(c.status, "Unknown"), c.reason, c.message)
+        condition_dict(c.type, STATUS_TEXT.get(c.status, "Unknown"), c.reason, c.message)
         for c in out.conditions
         if c.type not in SYSTEM_CONDITIONS
     ]
@@ -349,6 +346,6 @@ def _failed(
     out.resources = {name: copy.deepcopy(dict(obj)) for name, obj in observed.items()}
     out.composite = copy.deepcopy(dict(xr))
     message = f"cannot compose resources: {out.error}"
-    out.xr_conditions = [condition("Synced", "False", "ReconcileError", message)]
+    out.xr_conditions = [Status.false("Synced", "ReconcileError", message).as_condition()]
     set_conditions(out.composite, out.xr_conditions, now)
     return out

@@ -19,13 +19,6 @@ def unready_message(names: Iterable[str]) -> str:
     return f"Unready resources: {shown}"
 
 
-def condition(typ: str, status: str, reason: str, message: str = "") -> dict[str, str]:
-    condition = {"type": typ, "status": status, "reason": reason}
-    if message:
-        condition["message"] = message
-    return condition
-
-
 def set_conditions(
     obj: dict[str, Any], conditions: Iterable[Mapping[str, str]], now: datetime | None = None
 ) -> None:

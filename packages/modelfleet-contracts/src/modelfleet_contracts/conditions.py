@@ -28,6 +28,19 @@ class Status:
     def status_text(self) -> str:
         return "True" if self.status else "False"
 
+    def as_condition(self) -> dict[str, str]:
+        """This condition as a Kubernetes object's status carries it."""
+        return condition_dict(self.type, self.status_text, self.reason, self.message)
+
+
+def condition_dict(typ: str, status: str, reason: str, message: str = "") -> dict[str, str]:
+    """A condition as Kubernetes writes it (`status` "True", "False" or "Unknown"); the
+    message only when there is one."""
+    condition = {"type": typ, "status": status, "reason": reason}
+    if message:
+        condition["message"] = message
+    return condition
+
 
 def condition_in(status: Any, typ: str) -> dict[str, Any]:
     """The first condition of type `typ` in `status["conditions"]`; `{}` when there is none

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from modelfleet_contracts.conditions import condition_in, condition_true
 from modelfleet_contracts.fields import list_at, mapping_at
 
 from modelfleet_cli.discovery import repository_compositions
@@ -19,7 +20,6 @@ from modelfleet_cli.simulate import faults as f
 from modelfleet_cli.simulate.clusters import workload_clusters
 from modelfleet_cli.simulate.control_plane import ControlPlane
 from modelfleet_cli.simulate.fleet import FleetError, load_fleet, load_settings, xr_id
-from modelfleet_cli.simulate.objects import condition
 from modelfleet_cli.simulate.timeline import Progress, Timeline
 from modelfleet_cli.simulate.verdict import assess
 
@@ -32,15 +32,19 @@ FUNCTIONS = (
 )
 
 
+def _ready(xr: dict[str, Any]) -> bool:
+    return condition_true(mapping_at(xr, "status"), "Ready")
+
+
 def _why_not_ready(plane: ControlPlane) -> str:
     """The first XR that is not Ready and the condition that says why."""
     for xr in plane.xrs():
-        if condition(xr, "Ready").get("status") == "True":
+        if _ready(xr):
             continue
         for c in list_at(mapping_at(xr, "status"), "conditions"):
             if c.get("type") != "Ready" and c.get("status") == "False":
                 return f"{xr_id(xr)}: {c.get('type')}={c.get('reason')}: {c.get('message', '')}"
-        ready = condition(xr, "Ready")
+        ready = condition_in(mapping_at(xr, "status"), "Ready")
         return f"{xr_id(xr)}: Ready={ready.get('status', 'Unknown')} {ready.get('message', '')}"
     return "no XR left"
 
@@ -107,7 +111,7 @@ def simulate_fleet(
         refused = len(plane.refusals)
         xrs = plane.xrs()
         timeline.record(plane.round, xrs)
-        ready = sum(1 for x in xrs if condition(x, "Ready").get("status") == "True")
+        ready = sum(1 for x in xrs if _ready(x))
         progress.update(plane.round, limit, ready, len(xrs))
         if plane.all_ready() and plane.faults_settled():
             break
@@ -125,7 +129,7 @@ def simulate_fleet(
                 "kind": x["kind"],
                 "namespace": x["metadata"].get("namespace", ""),
                 "name": x["metadata"]["name"],
-                "ready": condition(x, "Ready").get("status") == "True",
+                "ready": _ready(x),
                 "history": timeline.history.get(xr_id(x), []),
                 "status": x.get("status", {}),
             }

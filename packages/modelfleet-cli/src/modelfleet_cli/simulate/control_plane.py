@@ -26,6 +26,7 @@ from modelfleet_contracts.api import (
     OBJECT_API_VERSION,
     PROVIDER_CONFIG_KIND,
 )
+from modelfleet_contracts.conditions import condition_true
 from modelfleet_contracts.fields import mapping_at, mapping_path
 
 from modelfleet_cli.composed import composed_metadata
@@ -34,7 +35,7 @@ from modelfleet_cli.pipeline import Caller, PipelineResult, run_pipeline
 from modelfleet_cli.simulate import deletion
 from modelfleet_cli.simulate import faults as f
 from modelfleet_cli.simulate.fleet import XR_ORDER, Fleet, xr_id
-from modelfleet_cli.simulate.objects import Key, condition, is_xr, key_of
+from modelfleet_cli.simulate.objects import Key, is_xr, key_of
 from modelfleet_cli.simulate.provider import Providers, is_managed
 from modelfleet_cli.simulate.records import Event, Loss, Refusal
 from modelfleet_cli.simulate.workload import HydrationFault, WorkloadCluster
@@ -342,7 +343,7 @@ class ControlPlane:
 
     def all_ready(self) -> bool:
         xrs = self.xrs()
-        return bool(xrs) and all(condition(x, "Ready").get("status") == "True" for x in xrs)
+        return bool(xrs) and all(condition_true(mapping_at(x, "status"), "Ready") for x in xrs)
 
     def faults_settled(self) -> bool:
         """Every fault has started, and every one with an end has ended."""

@@ -6,7 +6,8 @@ dropped while its cluster is still registered is counted lost."""
 from typing import TYPE_CHECKING, Any
 
 from modelfleet_contracts.api import LWS_KIND
-from modelfleet_contracts.fields import list_at, mapping_at, mapping_path
+from modelfleet_contracts.conditions import condition_true
+from modelfleet_contracts.fields import mapping_at, mapping_path
 
 from modelfleet_cli.simulate import usages as u
 from modelfleet_cli.simulate.fleet import xr_id
@@ -37,10 +38,7 @@ def check_loss(plane: "ControlPlane", owner: Key, gone: Key) -> None:
         remote = plane.clusters[cluster].get(manifest) if cluster in plane.clusters else None
         if remote is None:
             return
-        complete = any(
-            c.get("type") == "Complete" and c.get("status") == "True"
-            for c in list_at(mapping_at(remote, "status"), "conditions")
-        )
+        complete = condition_true(mapping_at(remote, "status"), "Complete")
         if manifest.get("kind") == "Job" and complete:
             return  # a finished hydration Job is cleaned up by design
         what = f"{manifest.get('kind')} {mapping_at(manifest, 'metadata').get('name')}"

@@ -5,10 +5,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelfleet_contracts.api import MODEL_CACHE
+from modelfleet_contracts.conditions import Status
 from modelfleet_contracts.fields import int_at, mapping_at
 from modelfleet_contracts.labels import NAMESPACE_LABEL, kind_label
-
-from modelfleet_cli.simulate.scheduling import condition
 
 
 @dataclass
@@ -36,10 +35,10 @@ def complete(status: dict[str, Any]) -> None:
     """The attempt succeeded: the Job is Complete."""
     status.update({"active": 0, "succeeded": 1})
     status["conditions"] = [
-        condition("SuccessCriteriaMet", True, "CompletionsReached"),
-        condition(
-            "Complete", True, "CompletionsReached", "Reached expected number of succeeded pods"
-        ),
+        Status.true("SuccessCriteriaMet", "CompletionsReached").as_condition(),
+        Status.true(
+            "Complete", "CompletionsReached", "Reached expected number of succeeded pods"
+        ).as_condition(),
     ]
 
 
@@ -53,11 +52,8 @@ def fail_attempt(job: dict[str, Any], fault: HydrationFault) -> int:
     if status["failed"] > int_at(mapping_at(job, "spec"), "backoffLimit", 6):
         status["active"] = 0
         status["conditions"] = [
-            condition(
-                "Failed",
-                True,
-                "BackoffLimitExceeded",
-                "Job has reached the specified backoff limit",
-            )
+            Status.true(
+                "Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit"
+            ).as_condition()
         ]
     return int(status["failed"])

@@ -3,7 +3,7 @@
 from typing import Any
 
 from modelfleet_contracts.api import API_VERSION
-from modelfleet_contracts.fields import list_at, mapping_at
+from modelfleet_contracts.fields import mapping_at
 
 from modelfleet_cli.simulate.fleet import XR_ORDER
 
@@ -26,10 +26,3 @@ def is_xr(obj: dict[str, Any]) -> bool:
 
 def _xr_sort(key: Key) -> tuple[int, str, str]:
     return XR_ORDER.index(key[1]), key[2], key[3]
-
-
-def condition(obj: dict[str, Any], typ: str) -> dict[str, Any]:
-    for c in list_at(mapping_at(obj, "status"), "conditions"):
-        if isinstance(c, dict) and c.get("type") == typ:
-            return c
-    return {}

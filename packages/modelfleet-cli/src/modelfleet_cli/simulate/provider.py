@@ -18,6 +18,7 @@ from modelfleet_contracts.api import (
     RELEASE_API_VERSION,
     RELEASE_KIND,
 )
+from modelfleet_contracts.conditions import Status
 from modelfleet_contracts.fields import list_at, mapping_at, mapping_path
 
 from modelfleet_cli.simulate.readiness import ReadinessError, evaluate
@@ -27,13 +28,6 @@ SecretLookup = Callable[[str, str], dict[str, Any] | None]
 """(namespace, name) -> the control-plane Secret, or None."""
 
 LWS_GROUP = LWS_API_VERSION.split("/")[0]
-
-
-def _condition(typ: str, status: bool, reason: str, message: str = "") -> dict[str, Any]:
-    out = {"type": typ, "status": "True" if status else "False", "reason": reason}
-    if message:
-        out["message"] = message
-    return out
 
 
 def is_managed(obj: dict[str, Any]) -> bool:
@@ -161,26 +155,32 @@ class Providers:
         status = obj.setdefault("status", {})
         ready = next(
             (c for c in list_at(status, "conditions") if c.get("type") == "Ready"),
-            _condition("Ready", False, "Creating"),
+            Status.false("Ready", "Creating").as_condition(),
         )
-        status["conditions"] = [_condition("Synced", False, "ReconcileError", message), ready]
+        status["conditions"] = [
+            Status.false("Synced", "ReconcileError", message).as_condition(),
+            ready,
+        ]
 
     def _observed(self, obj: dict[str, Any], remote: dict[str, Any]) -> None:
         status = obj.setdefault("status", {})
         status["atProvider"] = {"manifest": _redacted(remote)}
         readiness = mapping_at(mapping_at(obj, "spec"), "readiness")
-        synced = _condition("Synced", True, "ReconcileSuccess")
+        synced = Status.true("Synced", "ReconcileSuccess").as_condition()
         if readiness.get("policy") == "DeriveFromCelQuery":
             try:
                 ready = evaluate(str(readiness.get("celQuery") or "false"), remote)
             except ReadinessError as exc:
-                status["conditions"] = [synced, _condition("Ready", False, "Unavailable", str(exc))]
+                unavailable = Status.false("Ready", "Unavailable", str(exc))
+                status["conditions"] = [synced, unavailable.as_condition()]
                 return
         else:
             ready = True  # SuccessfulCreate: the object exists
         status["conditions"] = [
             synced,
-            _condition("Ready", ready, "Available" if ready else "Unavailable"),
+            Status(
+                "Ready", status=ready, reason="Available" if ready else "Unavailable"
+            ).as_condition(),
         ]
 
     def _sync_release(self, obj: dict[str, Any]) -> None:
@@ -195,8 +195,8 @@ class Providers:
         status = obj.setdefault("status", {})
         status["atProvider"] = {"state": "deployed", "revision": 1}
         status["conditions"] = [
-            _condition("Synced", True, "ReconcileSuccess"),
-            _condition("Ready", True, "Available"),
+            Status.true("Synced", "ReconcileSuccess").as_condition(),
+            Status.true("Ready", "Available").as_condition(),
         ]
 
     # --- observe: refresh after the cluster moved ------------------------------------------

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modelfleet_contracts.api import LWS_KIND
+from modelfleet_contracts.conditions import Status
 from modelfleet_contracts.fields import int_at, list_at, mapping_at, mapping_path
 
 GPU = "nvidia.com/gpu"
@@ -22,13 +23,6 @@ class Pool:
     node_count: int
     gpus_per_node: int
     node_selector: dict[str, str] = field(default_factory=dict)
-
-
-def condition(typ: str, status: bool, reason: str, message: str = "") -> dict[str, Any]:
-    out = {"type": typ, "status": "True" if status else "False", "reason": reason}
-    if message:
-        out["message"] = message
-    return out
 
 
 def pod_gpus(template: dict[str, Any]) -> int:
@@ -101,17 +95,17 @@ def workload_status(kind: str, groups: int, ready: int, why: str) -> dict[str, A
         "readyReplicas": ready,
         "availableReplicas": ready,
         "conditions": [
-            condition(
+            Status(
                 "Available",
-                available,
-                "MinimumReplicasAvailable" if available else "MinimumReplicasUnavailable",
-                f"{ready}/{groups} {what} ready" + (f": {why}" if why and not available else ""),
-            ),
-            condition(
+                status=available,
+                reason="MinimumReplicasAvailable" if available else "MinimumReplicasUnavailable",
+                message=f"{ready}/{groups} {what} ready"
+                + (f": {why}" if why and not available else ""),
+            ).as_condition(),
+            Status.true(
                 "Progressing",
-                True,
                 "NewReplicaSetAvailable" if available else "ReplicaSetUpdated",
                 why if why and not available else "",
-            ),
+            ).as_condition(),
         ],
     }

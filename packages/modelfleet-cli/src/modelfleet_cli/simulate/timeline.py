@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from modelfleet_contracts.api import INFERENCE_CLUSTER, MODEL_CACHE, MODEL_DEPLOYMENT
-from modelfleet_contracts.fields import list_at, mapping_at
+from modelfleet_contracts.conditions import condition_true
+from modelfleet_contracts.fields import int_at, list_at, mapping_at
 
 from modelfleet_cli.simulate.fleet import xr_id
 
@@ -26,11 +27,6 @@ def _ready_text(status: dict[str, Any]) -> str:
     return f"  {ready} ready" if ready else ""
 
 
-def _count(value: Any) -> int:
-    """Crossplane hands numbers back as floats."""
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
-
-
 def summarize(xr: dict[str, Any]) -> tuple[str, list[str]]:
     """One line of phase/summary for an XR, plus per-cluster messages worth reading."""
     status = mapping_at(xr, "status")
@@ -47,8 +43,7 @@ def summarize(xr: dict[str, Any]) -> tuple[str, list[str]]:
         ]
         line = (", ".join(parts) or "no clusters") + _ready_text(status)
     elif kind == INFERENCE_CLUSTER:
-        ready = conditions.get("Ready", {}).get("status") == "True"
-        if ready:
+        if condition_true(status, "Ready"):
             line = "Ready"
         else:
             blocking = next(
@@ -62,7 +57,7 @@ def summarize(xr: dict[str, Any]) -> tuple[str, list[str]]:
             line = f"not ready: {blocking.get('type', 'Ready')} {blocking.get('reason', 'Pending')}"
     else:
         phase = status.get("phase") or "Pending"
-        ready, total = _count(status.get("readyReplicas")), _count(status.get("replicas"))
+        ready, total = int_at(status, "readyReplicas"), int_at(status, "replicas")
         line = f"{phase}  {ready}/{total} ready"
         if status.get("message"):
             details = [str(status["message"])]

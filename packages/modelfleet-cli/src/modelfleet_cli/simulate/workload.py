@@ -10,6 +10,7 @@ import copy
 from typing import Any
 
 from modelfleet_contracts.api import LWS_API_VERSION, LWS_KIND
+from modelfleet_contracts.conditions import condition_true
 from modelfleet_contracts.fields import int_at, list_at, mapping_at, mapping_path
 
 from modelfleet_cli.simulate.hydration import (
@@ -58,10 +59,7 @@ def describe(key: Key) -> str:
 
 
 def _has_condition(obj: dict[str, Any], typ: str) -> bool:
-    return any(
-        isinstance(c, dict) and c.get("type") == typ and c.get("status") == "True"
-        for c in list_at(mapping_at(obj, "status"), "conditions")
-    )
+    return condition_true(mapping_at(obj, "status"), typ)
 
 
 def _claims(template: dict[str, Any]) -> list[str]:
