@@ -18,6 +18,7 @@ import json
 import re
 import socket
 import threading
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -92,6 +93,9 @@ class FakeHub:
     def __init__(self, repos: dict[str, Repo], *, lifetime: float = 120.0) -> None:
         self.repos = repos
         self.faults = Faults()
+        self.rate: float | None = (
+            None  # file bytes per second per request (None: as fast as it can)
+        )
         self.release = threading.Event()
         self.stalled = threading.Event()
         self.lock = threading.Lock()
@@ -233,8 +237,7 @@ class FakeHub:
         h.send_header("Content-Length", str(len(chunk)))
         h.end_headers()
         sent = chunk if cut is None else chunk[:cut]
-        h.wfile.write(sent)
-        h.wfile.flush()
+        self.send_body(h, sent)
         with self.lock:
             self.bytes_served[f"{repo_id}/{name}"] += len(sent)
         if cut is None:
@@ -246,6 +249,18 @@ class FakeHub:
         with contextlib.suppress(OSError):  # the client may have gone first (killed)
             h.connection.shutdown(socket.SHUT_RDWR)
         return None
+
+    def send_body(self, h: BaseHTTPRequestHandler, data: bytes) -> None:
+        """Write `data`, paced to `rate` when one is set (so a test can watch progress)."""
+        if not self.rate:
+            h.wfile.write(data)
+            h.wfile.flush()
+            return
+        step = 256 * 1024
+        for offset in range(0, len(data), step):
+            h.wfile.write(data[offset : offset + step])
+            h.wfile.flush()
+            time.sleep(min(step, len(data) - offset) / self.rate)
 
     @staticmethod
     def reply(

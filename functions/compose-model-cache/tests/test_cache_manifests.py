@@ -127,6 +127,7 @@ def test_the_default_job_runs_the_pinned_image_with_argv_only():
         "/opt/modelfleet/hydrate.py",
         "--cache-dir=/mnt/models",
         f"--fingerprint={fingerprint}",
+        f"--job={manifest_of(composed[job])['metadata']['name']}",
         "--source=HuggingFace",
         "--repo=Qwen/Qwen3-0.6B",
         "--revision=v1.0",
@@ -165,7 +166,7 @@ def test_an_s3_source_gets_its_credentials_only_through_provider_kubernetes():
     ]
     assert "data" not in manifest_of(secret)
     container = container_of(composed[job])
-    assert container["command"][4:] == ["--source=S3", "--uri=s3://models/qwen/"]
+    assert container["command"][5:] == ["--source=S3", "--uri=s3://models/qwen/"]
     env = {e["name"]: e for e in container["env"]}
     assert env["AWS_ENDPOINT_URL"]["value"] == "https://minio.example.com"
     assert env["AWS_REGION"]["value"] == "eu-west-1"
@@ -199,7 +200,7 @@ def test_remote_names_are_dns_labels_qualified_by_the_caches_namespace():
 def test_every_composed_object_carries_the_owner_labels():
     xr = model_cache(huggingFace={"repo": "Qwen/Qwen3-0.6B", "tokenSecretRef": {"name": "t"}})
     composed = desired_resources(reconcile(xr, [US, EU]))
-    assert len(composed) == 6
+    assert len(composed) == 12, "claim, Secret, Job, ServiceAccount, Role, RoleBinding x 2"
     for obj in composed.values():
         for labels in (obj["metadata"]["labels"], manifest_of(obj)["metadata"]["labels"]):
             assert labels["modelfleet.io/modelcache"] == "qwen"

@@ -38,13 +38,20 @@ def test_two_clusters_walk_pending_hydrating_ready():
     claim_us, _, job_us = resource_keys("gke-us")
     claim_eu, _, job_eu = resource_keys("gke-eu")
 
-    # Round 1: nothing observed yet -> claim and Job composed per cluster, both Pending.
+    # Round 1: nothing observed yet -> claim and Job (with the access it reports progress
+    # with) composed per cluster, both Pending.
     rsp = reconcile(xr, [US, EU])
     assert kinds(rsp) == [
         (claim_eu, "PersistentVolumeClaim"),
         (job_eu, "Job"),
+        (f"{job_eu}-account", "ServiceAccount"),
+        (f"{job_eu}-binding", "RoleBinding"),
+        (f"{job_eu}-role", "Role"),
         (claim_us, "PersistentVolumeClaim"),
         (job_us, "Job"),
+        (f"{job_us}-account", "ServiceAccount"),
+        (f"{job_us}-binding", "RoleBinding"),
+        (f"{job_us}-role", "Role"),
     ]
     assert {n: r["phase"] for n, r in rows(rsp).items()} == {
         "gke-us": "Pending",
@@ -78,6 +85,9 @@ def test_two_clusters_walk_pending_hydrating_ready():
     assert desired_status(rsp)["summary"]["ready"] == "1/2"
     assert reason(rsp, "ArtifactReady") == "Partial"
     assert job_us not in desired_resources(rsp) and claim_us in desired_resources(rsp)
+    assert not [k for k in desired_resources(rsp) if k.startswith(f"{job_us}-")], (
+        "the Job's ServiceAccount, Role and binding go with it"
+    )
 
     # Round 4: the cleaned-up Job is gone; Ready stays latched. The other one completes.
     xr = with_status(xr, rsp)

@@ -220,7 +220,9 @@ def test_a_model_cache_composes_a_claim_and_a_hydration_job_per_cluster(
     check_stream(docs, "ModelCache")
     assert docs[0]["metadata"] == {"name": cache, "namespace": "ml-team"}
     kinds = sorted(remote(d).get("kind", "") for d in docs[1:])
-    expected = ["Job", "PersistentVolumeClaim"] * len(clusters) + (["Secret"] if token else [])
+    # Per cluster: the claim, the Job, and what the Job reports its progress with.
+    per_cluster = ["Job", "PersistentVolumeClaim", "Role", "RoleBinding", "ServiceAccount"]
+    expected = per_cluster * len(clusters) + (["Secret"] if token else [])
     assert kinds == sorted(expected)
     assert [c["name"] for c in docs[0]["status"]["clusters"]] == clusters
     assert conditions(docs[0])["ClustersMatched"][0] == "True"

@@ -21,12 +21,15 @@ from pydantic import ValidationError
 from compose_model_cache.fingerprint import source_fingerprint
 from compose_model_cache.manifests import CacheRef, cluster_values
 from compose_model_cache.phases import (
+    HYDRATING,
     PENDING,
     READY,
     ClusterPhase,
     Observed,
     derive_cluster_phase,
 )
+from compose_model_cache.progress import JobReport, carried, figures, summary_progress
+from compose_model_cache.revision import Pin, choose_pin, revision_check
 from compose_model_cache.status import cache_conditions
 
 
@@ -35,6 +38,12 @@ def resource_keys(cluster: str) -> tuple[str, str, str]:
     # composed_key(cluster, suffix), with the cluster's part sanitised once, not three times.
     prefix = f"{composed_key(cluster)}-" if cluster else ""
     return (f"{prefix}claim", f"{prefix}creds", f"{prefix}hydrate")
+
+
+def access_keys(job_key: str) -> dict[str, str]:
+    """Composition-resource-names of the Job's ServiceAccount, Role and RoleBinding, by the
+    suffix job_access.py names them with."""
+    return {suffix: f"{job_key}-{suffix}" for suffix in ("account", "role", "binding")}
 
 
 def parse_spec(raw: Any) -> tuple[dict[str, Any], str | None]:
@@ -71,7 +80,10 @@ def compose_cache(
     xr: dict[str, Any],
     clusters: list[ClusterView] | None,
     observed: dict[str, ObservedObject],
+    reports: dict[str, JobReport] | None = None,
 ) -> Outcome:
+    """`reports`: what each observed hydration Job reported on itself, by resource name."""
+    reports = reports or {}
     spec, problem = parse_spec(mapping_at(xr, "spec"))
     if problem:
         return Outcome(
@@ -83,12 +95,8 @@ def compose_cache(
         return Outcome(keep_everything=True)
 
     metadata = mapping_at(xr, "metadata")
-    cache = CacheRef(
-        name=str(metadata.get("name", "")),
-        namespace=str(metadata.get("namespace", "")),
-        spec=spec,
-        fingerprint=source_fingerprint(spec),
-    )
+    name, namespace = str(metadata.get("name", "")), str(metadata.get("namespace", ""))
+    fingerprint = source_fingerprint(spec)
     previous = {
         row.get("name"): row
         for row in list_at(mapping_at(xr, "status"), "clusters")
@@ -99,12 +107,28 @@ def compose_cache(
         (v for v in clusters if v.name and matches_selector(v.labels, selector)),
         key=lambda v: v.name,
     )
+    job_name = CacheRef(name, namespace, spec, fingerprint).job_name
+    pin = choose_pin(
+        mapping_at(mapping_at(xr, "status"), "pinnedRevision"),
+        fingerprint,
+        [(v.name, reports.get(resource_keys(v.name)[2])) for v in matched],
+        job_name,
+        hugging_face=spec.get("source") != "S3",
+    )
+    cache = CacheRef(name, namespace, spec, fingerprint, pin.commit if pin else "")
 
     outcome = Outcome()
     rows: list[dict[str, Any]] = []
     phases: list[ClusterPhase] = []
     for view in matched:
-        phase = _compose_cluster(cache, view, previous.get(view.name), observed, outcome)
+        before = previous.get(view.name)
+        if before and before.get("fingerprint") != fingerprint:
+            before = {"phase": before.get("phase")}  # another source's figures: not ours
+        report = reports.get(resource_keys(view.name)[2])
+        if report and report.job != job_name:
+            report = None  # the Job of a previous source, still being replaced
+        phase = _compose_cluster(cache, view, before, observed, outcome, pin)
+        phase, row_figures = _figures(phase, report, before, pin)
         phases.append(phase)
         row = {
             "name": view.name,
@@ -112,16 +136,51 @@ def compose_cache(
             "claimName": cache.claim_name,
             "path": cache.path,
             "fingerprint": cache.fingerprint,
+            **row_figures,
         }
         if phase.message:
             row["message"] = phase.message
         rows.append(row)
 
     ready = sum(1 for p in phases if p.phase == READY)
-    outcome.status = {"summary": {"ready": f"{ready}/{len(matched)}"}, "clusters": rows}
+    summary = {"ready": f"{ready}/{len(matched)}"}
+    if progress := summary_progress(rows):
+        summary["progress"] = progress
+    outcome.status = {"summary": summary, "clusters": rows}
+    if pin:
+        outcome.status["pinnedRevision"] = pin.as_status()
     outcome.conditions = cache_conditions(matched, phases)
     outcome.ready = bool(matched) and ready == len(matched)
     return outcome
+
+
+def _figures(
+    phase: ClusterPhase,
+    report: JobReport | None,
+    previous_row: dict[str, Any] | None,
+    pin: Pin | None,
+) -> tuple[ClusterPhase, dict[str, Any]]:
+    """The row's progress figures and commit, and the phase once the commit is checked
+    against the pin."""
+    if report and report.bytes_total is not None:
+        done = report.bytes_total if phase.phase == READY else report.bytes_done
+        row = figures(done, report.bytes_total)
+        if report.revision:
+            row["resolvedRevision"] = report.revision
+    elif phase.phase == READY:
+        row = carried(previous_row)  # the Job is gone; its last figures stay
+    else:
+        row = {}
+    if report and report.revision and "resolvedRevision" not in row:
+        row["resolvedRevision"] = report.revision
+    if phase.phase == HYDRATING and "progress" in row:
+        files = ""
+        if report and report.files_total is not None and report.files_done is not None:
+            files = f", {report.files_done}/{report.files_total} files"
+        detail = phase.message.removeprefix("downloading").lstrip(";")
+        text = f"downloading {row['progress']}{files}" + (f";{detail}" if detail else "")
+        phase = ClusterPhase(phase.phase, text, phase.problem)
+    return revision_check(phase, row.get("resolvedRevision", ""), pin), row
 
 
 def _compose_cluster(
@@ -130,6 +189,7 @@ def _compose_cluster(
     previous_row: dict[str, Any] | None,
     observed: dict[str, ObservedObject],
     outcome: Outcome,
+    pin: Pin | None = None,
 ) -> ClusterPhase:
     """Compose what `view` needs into `outcome` (desired or kept as observed); its phase."""
     desired = outcome.desired
@@ -137,7 +197,11 @@ def _compose_cluster(
     blocked = why_cannot_stage(view, bool(cache.existing_claim))
     if blocked:
         # A status that flaps must not cost the weights: keep what is there, say why.
-        kept = [k for k in (claim_key, secret_key, job_key) if k in observed]
+        kept = [
+            k
+            for k in (claim_key, secret_key, job_key, *access_keys(job_key).values())
+            if k in observed
+        ]
         outcome.kept += kept
         if kept and previous_row and previous_row.get("phase"):
             return ClusterPhase(
@@ -145,10 +209,13 @@ def _compose_cluster(
             )
         return ClusterPhase(PENDING, f"{blocked}; nothing staged there yet")
 
+    staged = previous_row.get("resolvedRevision") if previous_row else None
     latched = bool(
         previous_row
         and previous_row.get("phase") == READY
         and previous_row.get("fingerprint") == cache.fingerprint
+        # a cluster that staged another commit than the pinned one is never latched Ready
+        and (not pin or not staged or staged == pin.commit)
     )
     values = cluster_values(view)
     desired[claim_key] = cache.claim_shape.stamp(values)
@@ -173,8 +240,12 @@ def _compose_cluster(
     # ever lost, the Job comes back and finds the completion marker: it fetches nothing.
     # A failed Job is kept so its reason stays visible; a changed source gets a new Job
     # (the name carries the fingerprint), and a blocked cluster keeps a running one.
+    access = access_keys(job_key)
     if phase.phase != READY and not phase.problem:
         desired[job_key] = cache.job_shape.stamp(values)
+        for suffix, key in access.items():
+            desired[key] = cache.access_shapes[suffix].stamp(values)
     elif phase.problem and job_key in observed:
         outcome.kept.append(job_key)  # never cut a running download
+        outcome.kept += [key for key in access.values() if key in observed]
     return phase

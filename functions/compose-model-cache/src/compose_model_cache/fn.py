@@ -9,9 +9,10 @@ from modelfleet_contracts.edge import structs
 from modelfleet_contracts.edge.clusters import read_cluster_struct
 from modelfleet_contracts.edge.observed import read_observed
 from modelfleet_contracts.edge.outcome import apply_outcome
-from modelfleet_contracts.fields import mapping_at
+from modelfleet_contracts.fields import mapping_at, mapping_path
 
 from compose_model_cache.core import compose_cache
+from compose_model_cache.progress import JobReport, read_report
 from compose_model_cache.status import PROGRESS_REASONS
 
 CLUSTERS = "inference-clusters"
@@ -38,9 +39,32 @@ XR_PATHS: structs.Paths = {
     "kind": None,
     "metadata": None,
     "spec": None,
-    # The previous rows: what latches Ready and keeps a blocked cluster's phase.
-    "status": {"conditions": None, "clusters": {"name": None, "phase": None, "fingerprint": None}},
+    # The previous rows: what latches Ready and keeps a blocked cluster's phase; the figures
+    # a Ready cluster keeps once its Job is gone; the pinned commit.
+    "status": {
+        "conditions": None,
+        "clusters": {
+            "name": None,
+            "phase": None,
+            "fingerprint": None,
+            "bytesTotal": None,
+            "resolvedRevision": None,
+        },
+        "pinnedRevision": None,
+    },
 }
+# Of an observed hydration Job: its name and annotations (where the hydrator reports).
+JOB_PATHS: structs.Paths = {
+    "status": {"atProvider": {"manifest": {"metadata": {"name": None, "annotations": None}}}}
+}
+
+
+def job_report(s: Any) -> JobReport:
+    """What an observed hydration Job reported on itself (progress.py reads it tolerantly)."""
+    projected = structs.project(s, JOB_PATHS)
+    metadata = mapping_path(projected, "status", "atProvider", "manifest", "metadata")
+    name = metadata.get("name")
+    return read_report(name if isinstance(name, str) else "", mapping_at(metadata, "annotations"))
 
 
 def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
@@ -58,6 +82,11 @@ def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) ->
     # The few facts the phases derive from; Objects kept unchanged are copied as protobuf
     # (Outcome.kept), so no observed manifest is ever converted.
     observed = {name: read_observed(resources[name].resource) for name in resources}
-    outcome = compose_cache(xr, clusters, observed)
+    reports = {
+        name: job_report(resources[name].resource)
+        for name in resources
+        if name.endswith("-hydrate")
+    }
+    outcome = compose_cache(xr, clusters, observed, reports)
 
     apply_outcome(req, rsp, xr, outcome, progress_reasons=PROGRESS_REASONS)

@@ -21,6 +21,8 @@ from modelfleet_contracts.objects import (
 from modelfleet_contracts.stamps import Shape, marker
 
 from compose_model_cache.hydrator import DEFAULT_IMAGE, hydration_argv
+from compose_model_cache.hydrator.job_report import PINNED_REVISION
+from compose_model_cache.job_access import access_objects
 
 DEFAULT_RESOURCES = {"requests": {"cpu": "500m", "memory": "2Gi"}, "limits": {"memory": "8Gi"}}
 S3_CREDENTIAL_KEYS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
@@ -35,6 +37,10 @@ class CacheRef:
     namespace: str
     spec: dict[str, Any]
     fingerprint: str
+    # The commit every cluster is to serve (status.pinnedRevision), once one cluster resolved
+    # the source's branch; passed to the Jobs as an annotation (a Job's pod template is fixed
+    # once created, its annotations are not).
+    pinned_revision: str = ""
 
     @cached_property
     def existing_claim(self) -> str | None:
@@ -90,6 +96,12 @@ class CacheRef:
     @cached_property
     def job_shape(self) -> Shape:
         return Shape(job_object(self, ANY_CLUSTER))
+
+    @cached_property
+    def access_shapes(self) -> dict[str, Shape]:
+        """The Job's ServiceAccount, Role and RoleBinding, by key suffix (job_access.py)."""
+        objects = access_objects(self.job_name, ANY_CLUSTER, self.labels(ANY_CLUSTER.name))
+        return {suffix: Shape(obj) for suffix, obj in objects.items()}
 
 
 # A cluster whose every value the manifests use is a marker (stamps.py).
@@ -212,19 +224,24 @@ def job_object(cache: CacheRef, cluster: ClusterView) -> dict[str, Any]:
     container = {
         "name": "hydrate",
         "image": hydration.get("image") or DEFAULT_IMAGE,
-        "command": hydration_argv(cache.spec, cache_dir=cache_dir, fingerprint=cache.fingerprint),
+        "command": hydration_argv(
+            cache.spec, cache_dir=cache_dir, fingerprint=cache.fingerprint, job=cache.job_name
+        ),
         "env": _env(cache),
         "resources": hydration.get("resources") or DEFAULT_RESOURCES,
         "volumeMounts": [{"name": CACHE_VOLUME_NAME, "mountPath": MODEL_MOUNT_PATH}],
     }
+    metadata: dict[str, Any] = {
+        "name": cache.job_name,
+        "namespace": cluster.workload_namespace,
+        "labels": labels,
+    }
+    if cache.pinned_revision:
+        metadata["annotations"] = {PINNED_REVISION: cache.pinned_revision}
     manifest = {
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": {
-            "name": cache.job_name,
-            "namespace": cluster.workload_namespace,
-            "labels": labels,
-        },
+        "metadata": metadata,
         "spec": {
             "backoffLimit": hydration.get("backoffLimit", 3),
             "activeDeadlineSeconds": hydration.get("activeDeadlineSeconds", 21600),
@@ -239,6 +256,9 @@ def job_object(cache: CacheRef, cluster: ClusterView) -> dict[str, Any]:
                 "metadata": {"labels": labels},
                 "spec": {
                     "restartPolicy": "Never",
+                    # Its token lets the hydrator patch progress onto this Job, and only that.
+                    "serviceAccountName": cache.job_name,
+                    "automountServiceAccountToken": True,
                     "containers": [container],
                     "volumes": [
                         {

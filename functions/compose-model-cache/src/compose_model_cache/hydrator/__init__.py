@@ -27,11 +27,14 @@ def hydration_argv(
     *,
     cache_dir: str,
     fingerprint: str,
+    job: str = "",
     python: str = PYTHON_IN_IMAGE,
     script: str = SCRIPT_PATH_IN_IMAGE,
 ) -> list[str]:
     """The exact container command of a hydration Job."""
     argv = [python, script, f"--cache-dir={cache_dir}", f"--fingerprint={fingerprint}"]
+    if job:
+        argv.append(f"--job={job}")  # the Job it reports progress on (a name we derive)
     if source.get("source") == "S3":
         s3 = source.get("s3") or {}
         argv += ["--source=S3", f"--uri={s3.get('uri', '')}"]

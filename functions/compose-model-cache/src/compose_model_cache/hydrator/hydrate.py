@@ -36,11 +36,15 @@ import shutil
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 try:
-    from compose_model_cache.hydrator.integrity import Expected, s3_expected, verify
+    from compose_model_cache.hydrator import job_report, sources
+    from compose_model_cache.hydrator.integrity import Expected, verify
 except ImportError:  # in the image: the modules sit beside this script
-    from integrity import Expected, s3_expected, verify  # type: ignore[no-redef]
+    import job_report  # type: ignore[no-redef]
+    import sources  # type: ignore[no-redef]
+    from integrity import Expected, verify  # type: ignore[no-redef]
 
 MARKER = ".modelfleet-complete"
 STAGING_PREFIX = ".staging-"
@@ -66,6 +70,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--include", action="append", default=[])
     parser.add_argument("--exclude", action="append", default=[])
     parser.add_argument("--uri")
+    # The Job this runs in: progress is reported on it (job_report.py). Without it, nothing is.
+    parser.add_argument("--job", default="")
+    parser.add_argument("--report-every", type=float, default=10.0, help="seconds")
     args = parser.parse_args(argv)
     if not FINGERPRINT.match(args.fingerprint):
         parser.error(f"fingerprint {args.fingerprint!r} is not a hex digest")
@@ -78,96 +85,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return args
 
 
-def huggingface_listing(
-    args: argparse.Namespace, revision: str | None
-) -> tuple[str, list[Expected]]:
-    """The commit `revision` names now, and the files (after include/exclude) it holds."""
-    from huggingface_hub import HfApi
-    from huggingface_hub.hf_api import RepoFile
-    from huggingface_hub.utils import filter_repo_objects
-
-    api = HfApi(token=os.environ.get("HF_TOKEN") or None)
-    commit = api.repo_info(args.repo, revision=revision).sha
-    if not commit:
-        raise RuntimeError(f"the Hub resolved no commit for revision {revision!r}")
-    tree = {
-        f.path: f
-        for f in api.list_repo_tree(args.repo, revision=commit, recursive=True)
-        if isinstance(f, RepoFile)
-    }
-    chosen = filter_repo_objects(
-        sorted(tree), allow_patterns=args.include or None, ignore_patterns=args.exclude or None
-    )
-    expected = []
-    for path in chosen:
-        entry = tree[path]
-        if entry.lfs is not None:
-            expected.append(Expected(path, entry.size, sha256=entry.lfs.sha256))
-        else:
-            expected.append(Expected(path, entry.size, git_blob=entry.blob_id))
-    return commit, expected
-
-
-def download_huggingface(args: argparse.Namespace, commit: str, into: Path) -> None:
-    from huggingface_hub import snapshot_download
-
-    # local_dir keeps per-file metadata under into/.cache, which is what lets a cut-off
-    # download resume instead of starting again.
-    snapshot_download(
-        repo_id=args.repo,
-        revision=commit,
-        allow_patterns=args.include or None,
-        ignore_patterns=args.exclude or None,
-        local_dir=str(into),
-        token=os.environ.get("HF_TOKEN") or None,
-    )
-
-
 def forget(staging: Path, relative: str) -> None:
     """Delete a downloaded file and huggingface_hub's record of it, so it is fetched again."""
     (staging / relative).unlink(missing_ok=True)
     (staging / HF_BOOKKEEPING / "download" / f"{relative}.metadata").unlink(missing_ok=True)
-
-
-def s3_listing(args: argparse.Namespace) -> list[tuple[str, Expected]]:
-    """(key, what it should be) for every object under the URI's prefix."""
-    import boto3
-
-    bucket, _, prefix = args.uri[len("s3://") :].partition("/")
-    client = boto3.client("s3")
-    found = []
-    for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
-        for item in page.get("Contents", []):
-            relative = item["Key"][len(prefix) :].lstrip("/")
-            if relative and not relative.endswith("/"):
-                found.append(
-                    (item["Key"], s3_expected(relative, item["Size"], item.get("ETag", "")))
-                )
-    return found
-
-
-def download_s3(args: argparse.Namespace, objects: list[tuple[str, Expected]], into: Path) -> None:
-    import boto3
-
-    bucket = args.uri[len("s3://") :].partition("/")[0]
-    client = boto3.client("s3")
-    for key, want in objects:
-        target = safe_join(into, want.path)
-        if target.exists() and target.stat().st_size == want.size:
-            continue  # fetched by an earlier, interrupted attempt (verified below)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_name(target.name + ".part")
-        client.download_file(bucket, key, str(partial))
-        partial.replace(target)
-        log(f"fetched {want.path} ({want.size} bytes)")
-
-
-def safe_join(root: Path, relative: str) -> Path:
-    """`root/relative`, refusing anything that would land outside `root`."""
-    target = (root / relative).resolve()
-    if not target.is_relative_to(root.resolve()):
-        raise SystemExit(f"refusing to write outside the cache: {relative!r}")
-    return target
 
 
 def model_files(root: Path) -> list[Path]:
@@ -249,17 +170,49 @@ def staged_revision(staging: Path) -> str | None:
     return None
 
 
-def fetch(args: argparse.Namespace, staging: Path) -> tuple[str, list[Expected]]:
-    """List and download the model into `staging`: (the commit, "" for S3; its files)."""
+def measure(staging: Path, expected: list[Expected]) -> dict[str, str]:
+    """Progress figures from what is on disk: finished files at their full size, plus what the
+    downloaders have written of the others so far (their partial files)."""
+    total = sum(e.size for e in expected)
+    done = files = 0
+    for want in expected:
+        with contextlib.suppress(OSError):
+            if (staging / want.path).stat().st_size == want.size:
+                done, files = done + want.size, files + 1
+    for partial in [*(staging / HF_BOOKKEEPING).rglob("*.incomplete"), *staging.rglob("*.part")]:
+        with contextlib.suppress(OSError):
+            done += partial.stat().st_size
+    return job_report.figures(min(done, total), total, files, len(expected))
+
+
+def fetch(
+    args: argparse.Namespace, staging: Path, reporter: "job_report.Reporter", pin: str
+) -> tuple[str, list[Expected]]:
+    """List the model, report its size, download it into `staging` while reporting how far
+    it got: (the commit, "" for S3; the files)."""
     if args.source == "S3":
-        objects = s3_listing(args)
-        download_s3(args, objects, staging)
-        return "", [want for _, want in objects]
-    commit, expected = huggingface_listing(args, staged_revision(staging) or args.revision)
-    (staging / STAGED_REVISION).write_text(commit)
-    log(f"revision {args.revision or 'default branch'!r} is commit {commit}")
-    if expected:
-        download_huggingface(args, commit, staging)
+        objects = sources.s3_listing(args)
+        commit, expected = "", [want for _, want in objects]
+    else:
+        commit, expected = sources.huggingface_listing(
+            args, pin or staged_revision(staging) or args.revision
+        )
+        (staging / STAGED_REVISION).write_text(commit)
+        log(f"revision {args.revision or 'default branch'!r} is commit {commit}")
+    if not expected:
+        return commit, expected
+    reporter.send(
+        {**measure(staging, expected), **({job_report.REVISION: commit} if commit else {})}
+    )
+    watcher = job_report.Watcher(reporter, lambda: measure(staging, expected), args.report_every)
+    watcher.start()
+    try:
+        if args.source == "S3":
+            sources.download_s3(args, objects, staging, log)
+        else:
+            sources.download_huggingface(args, commit, staging)
+    finally:
+        watcher.stop()
     return commit, expected
 
 
@@ -277,16 +230,51 @@ def promote(staging: Path, target: Path, record: dict[str, object]) -> None:
         (target / HF_BOOKKEEPING.parent).rmdir()  # only if empty: never a repo's own files
 
 
+def finished(reporter: "job_report.Reporter", record: dict[str, Any]) -> None:
+    """Report a complete copy: every byte and file done, and its commit."""
+    size, files = int(record.get("bytes", 0)), int(record.get("files", 0))
+    values = job_report.figures(size, size, files, files)
+    if record.get("revision"):
+        values[job_report.REVISION] = str(record["revision"])
+    reporter.send(values)
+    job_report.termination_message(record)
+
+
+def complete_record(target: Path) -> dict[str, Any]:
+    """What the marker of a complete copy says (empty if it cannot be read)."""
+    with contextlib.suppress(OSError, ValueError):
+        record = json.loads((target / MARKER).read_text())
+        return record if isinstance(record, dict) else {}
+    return {}
+
+
+def failed(message: str) -> int:
+    log(f"download failed: {message}")
+    job_report.termination_message({"error": message})
+    return 1
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     cache_dir = Path(args.cache_dir)
     cache_dir.mkdir(parents=True, exist_ok=True)
-    target = safe_join(cache_dir, args.fingerprint)
-    staging = safe_join(cache_dir, STAGING_PREFIX + args.fingerprint)
+    target = sources.safe_join(cache_dir, args.fingerprint)
+    staging = sources.safe_join(cache_dir, STAGING_PREFIX + args.fingerprint)
+    client = job_report.JobClient.in_cluster(args.job) if args.job else None
+    reporter = job_report.Reporter(client, log if args.job else lambda _: None)
+    pin = ""  # the commit the function pinned for this cache (HuggingFace only)
     if (target / MARKER).is_file():
-        log(f"{target} is complete already; nothing to download")
-        prune_after_success(cache_dir, args.fingerprint)
-        return 0
+        record: dict[str, Any] = complete_record(target)
+        staged = str(record.get("revision") or "")
+        pin = reporter.pinned_revision() if staged else ""
+        if not pin or pin == staged:
+            log(f"{target} is complete already; nothing to download")
+            finished(reporter, record)
+            prune_after_success(cache_dir, args.fingerprint)
+            return 0
+        # Staged before the pin existed, at another commit (the cluster was never reported
+        # Ready for it): stage the pinned commit in its place.
+        log(f"{target} holds commit {staged}, but the cache is pinned to {pin}; staging it")
     # The copy being served is the latest complete one; anything older goes before staging
     # another, so the claim holds at most two copies.
     prune(cache_dir, args.fingerprint, latest(completed_copies(cache_dir)))
@@ -294,32 +282,44 @@ def main(argv: list[str] | None = None) -> int:
     log(f"downloading {what!r} ({args.source}) into {staging}")
     staging.mkdir(parents=True, exist_ok=True)
     drop_partial_files(staging)
+    if args.source == "HuggingFace" and not pin:
+        pin = reporter.pinned_revision()
+    if pin:
+        log(f"this cache is pinned to commit {pin} (resolved first on another cluster)")
     try:
-        commit, expected = fetch(args, staging)
+        commit, expected = fetch(args, staging, reporter, pin)
     except Exception as exc:  # any download error: report it and let the Job retry
-        log(f"download failed: {type(exc).__name__}: {exc}")
-        return 1
+        return failed(f"{type(exc).__name__}: {exc}")
     if not expected:
         # An empty "model" marked complete would be served as Ready: fail visibly instead.
-        log("download failed: no file matched; check the repo, revision and include/exclude")
-        return 1
+        return failed("no file matched; check the repo, revision and include/exclude")
     drop_unlisted(staging, expected)
     problems = verify(staging, expected)
     if problems:
         for problem in problems:
             log(f"integrity check failed: {problem}")
             forget(staging, problem.split(": ", 1)[0])
-        log(
-            f"download failed: {len(problems)} file(s) differ from what the source publishes; "
-            f"first: {problems[0]}; they are fetched again on the next attempt"
+        return failed(
+            f"{len(problems)} file(s) differ from what the source publishes; first: "
+            f"{problems[0]}; they are fetched again on the next attempt"
         )
-        return 1
     size = sum(e.size for e in expected)
     log(f"verified {len(expected)} files ({size} bytes) against the published digests")
-    record = {"fingerprint": args.fingerprint, "files": len(expected), "bytes": size}
+    pin = reporter.pinned_revision() if commit else ""
+    if pin and pin != commit:
+        # Another cluster resolved the branch first and the function pinned its commit while
+        # this attempt ran: serve that one, never a different commit on this cluster.
+        (staging / STAGED_REVISION).unlink(missing_ok=True)
+        return failed(f"fetched commit {commit} but the cache is pinned to {pin}; retrying at it")
+    record = {
+        "fingerprint": args.fingerprint,
+        "files": len(expected),
+        "bytes": size,
+    }
     if commit:
         record["revision"] = commit
     promote(staging, target, record)
+    finished(reporter, record)
     log(f"complete: {len(expected)} files in {target}")
     prune_after_success(cache_dir, args.fingerprint)
     return 0

@@ -319,6 +319,10 @@ class Summary(BaseModel):
     """
     Clusters ready out of clusters matched, as ready/matched.
     """
+    progress: str | None = None
+    """
+    Bytes staged on all matched clusters out of the bytes they need, such as "74.4/240.0 GiB"; set once every matched cluster's hydration reported its total.
+    """
 
 
 class Phase(StrEnum):
@@ -360,6 +364,41 @@ class Cluster(BaseModel):
     fingerprint: str | None = None
     """
     Fingerprint of the source spec these weights came from.
+    """
+    progress: str | None = None
+    """
+    Bytes downloaded out of the model's size, such as "37.2/120.0 GiB", as the hydration Job last reported it.
+    """
+    bytesDone: Annotated[int | None, Field(ge=0)] = None
+    """
+    Bytes of the model on this cluster's claim so far.
+    """
+    bytesTotal: Annotated[int | None, Field(ge=0)] = None
+    """
+    Bytes of the model (the files selected by include/exclude), as the source lists them.
+    """
+    resolvedRevision: str | None = None
+    """
+    The commit this cluster's hydration resolved the revision to (HuggingFace).
+    """
+
+
+class PinnedRevision(BaseModel):
+    """
+    The commit every cluster serves (HuggingFace), the first one a cluster resolved spec.huggingFace.revision to; handed to every hydration Job composed afterwards.
+    """
+
+    commit: str | None = None
+    """
+    The pinned commit.
+    """
+    fingerprint: str | None = None
+    """
+    Fingerprint of the source spec it was resolved for; a new source starts over.
+    """
+    cluster: str | None = None
+    """
+    The cluster that resolved it first.
     """
 
 
@@ -406,6 +445,10 @@ class ModelCacheStatus(BaseModel):
     clusters: list[Cluster] | None = None
     """
     One entry per matched InferenceCluster.
+    """
+    pinnedRevision: PinnedRevision | None = None
+    """
+    The commit every cluster serves (HuggingFace), the first one a cluster resolved spec.huggingFace.revision to; handed to every hydration Job composed afterwards.
     """
     conditions: list[Condition] | None = None
     """

@@ -1,0 +1,105 @@
+"""What a model's source publishes (the files of a commit or under a prefix, with their sizes
+and digests) and fetching them into a staging directory: the Hugging Face Hub through
+huggingface_hub, S3 through boto3 (each imported only when used). Part of the hydrator image.
+"""
+
+import argparse
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+try:
+    from compose_model_cache.hydrator.integrity import Expected, s3_expected
+except ImportError:  # in the image: the modules sit beside hydrate.py
+    from integrity import Expected, s3_expected  # type: ignore[no-redef]
+
+
+def safe_join(root: Path, relative: str) -> Path:
+    """`root/relative`, refusing anything that would land outside `root`."""
+    target = (root / relative).resolve()
+    if not target.is_relative_to(root.resolve()):
+        raise SystemExit(f"refusing to write outside the cache: {relative!r}")
+    return target
+
+
+def huggingface_listing(
+    args: argparse.Namespace, revision: str | None
+) -> tuple[str, list[Expected]]:
+    """The commit `revision` names now, and the files (after include/exclude) it holds."""
+    from huggingface_hub import HfApi
+    from huggingface_hub.hf_api import RepoFile
+    from huggingface_hub.utils import filter_repo_objects
+
+    api = HfApi(token=os.environ.get("HF_TOKEN") or None)
+    commit = api.repo_info(args.repo, revision=revision).sha
+    if not commit:
+        raise RuntimeError(f"the Hub resolved no commit for revision {revision!r}")
+    tree = {
+        f.path: f
+        for f in api.list_repo_tree(args.repo, revision=commit, recursive=True)
+        if isinstance(f, RepoFile)
+    }
+    chosen = filter_repo_objects(
+        sorted(tree), allow_patterns=args.include or None, ignore_patterns=args.exclude or None
+    )
+    expected = []
+    for path in chosen:
+        entry = tree[path]
+        if entry.lfs is not None:
+            expected.append(Expected(path, entry.size, sha256=entry.lfs.sha256))
+        else:
+            expected.append(Expected(path, entry.size, git_blob=entry.blob_id))
+    return commit, expected
+
+
+def download_huggingface(args: argparse.Namespace, commit: str, into: Path) -> None:
+    from huggingface_hub import snapshot_download
+
+    # local_dir keeps per-file metadata under into/.cache, which is what lets a cut-off
+    # download resume instead of starting again.
+    snapshot_download(
+        repo_id=args.repo,
+        revision=commit,
+        allow_patterns=args.include or None,
+        ignore_patterns=args.exclude or None,
+        local_dir=str(into),
+        token=os.environ.get("HF_TOKEN") or None,
+    )
+
+
+def s3_listing(args: argparse.Namespace) -> list[tuple[str, Expected]]:
+    """(key, what it should be) for every object under the URI's prefix."""
+    import boto3
+
+    bucket, _, prefix = args.uri[len("s3://") :].partition("/")
+    client = boto3.client("s3")
+    found = []
+    for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+        for item in page.get("Contents", []):
+            relative = item["Key"][len(prefix) :].lstrip("/")
+            if relative and not relative.endswith("/"):
+                found.append(
+                    (item["Key"], s3_expected(relative, item["Size"], item.get("ETag", "")))
+                )
+    return found
+
+
+def download_s3(
+    args: argparse.Namespace,
+    objects: list[tuple[str, Expected]],
+    into: Path,
+    log: Callable[[str], None],
+) -> None:
+    import boto3
+
+    bucket = args.uri[len("s3://") :].partition("/")[0]
+    client = boto3.client("s3")
+    for key, want in objects:
+        target = safe_join(into, want.path)
+        if target.exists() and target.stat().st_size == want.size:
+            continue  # fetched by an earlier, interrupted attempt (verified below)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_name(target.name + ".part")
+        client.download_file(bucket, key, str(partial))
+        partial.replace(target)
+        log(f"fetched {want.path} ({want.size} bytes)")
