@@ -34,18 +34,21 @@ from modelfleet_cli.discovery import composition_for
 from modelfleet_cli.pipeline import Caller, PipelineResult, run_pipeline
 from modelfleet_cli.simulate import deletion
 from modelfleet_cli.simulate import faults as f
-from modelfleet_cli.simulate.fleet import XR_ORDER, Fleet, xr_id
-from modelfleet_cli.simulate.objects import Key, is_xr, key_of
+from modelfleet_cli.simulate.fleet import Fleet, xr_id
+from modelfleet_cli.simulate.objects import (
+    Key,
+    in_listing_order,
+    in_reconcile_order,
+    is_xr,
+    key_of,
+)
 from modelfleet_cli.simulate.provider import Providers, is_managed
 from modelfleet_cli.simulate.records import Event, Loss, Refusal
 from modelfleet_cli.simulate.workload import HydrationFault, WorkloadCluster
 from modelfleet_cli.xr_conditions import set_conditions
 
 START = datetime(2025, 1, 1, tzinfo=UTC)
-
-
-def _xr_sort(key: Key) -> tuple[int, str, str]:
-    return XR_ORDER.index(key[1]), key[2], key[3]
+MAX_REQUEUES = 2  # per round; a requeued XR changes composed specs, not composed statuses
 
 
 def stored_secret(secret: dict[str, Any]) -> dict[str, Any]:
@@ -89,6 +92,11 @@ class ControlPlane:
 
     def __post_init__(self) -> None:
         self.pc_cluster: dict[str, str] = {}
+        # When each XR was last reconciled, and last changed status (a running count of
+        # reconciles), to requeue XRs whose composed XRs changed after them.
+        self._sequence = 0
+        self._reconciled: dict[Key, int] = {}
+        self._changed: dict[Key, int] = {}
         self.hydration_faults: dict[f.Fault, HydrationFault] = {}
         for ic in self.fleet.xrs:
             if ic["kind"] != INFERENCE_CLUSTER:
@@ -138,7 +146,7 @@ class ControlPlane:
         return key
 
     def xr_keys(self) -> list[Key]:
-        return sorted((k for k in self.store if k in self.refs), key=_xr_sort)
+        return sorted((k for k in self.store if k in self.refs), key=in_listing_order)
 
     def _secret(self, namespace: str, name: str) -> dict[str, Any] | None:
         return self.store.get(("v1", "Secret", namespace, name))
@@ -159,14 +167,12 @@ class ControlPlane:
         self.round += 1
         self._inject()
         done: set[Key] = set()
-        while True:
-            pending = [k for k in self.xr_keys() if k not in done]
-            if not pending:
-                break
+        while pending := [k for k in self._in_reconcile_order() if k not in done]:
             key = pending[0]
             done.add(key)
             if key in self.store:
                 self.reconcile(key)
+        self._requeue_parents()
         # In the order they were created (composed resources are applied sorted by name).
         managed = [o for o in self.store.values() if is_managed(o)]
         for obj in managed:
@@ -178,6 +184,27 @@ class ControlPlane:
         for fault, hydration in self.hydration_faults.items():
             if hydration.attempts_failed:
                 self._took_effect(fault)
+
+    def _in_reconcile_order(self) -> list[Key]:
+        return sorted(self.xr_keys(), key=in_reconcile_order)
+
+    def _requeue_parents(self) -> None:
+        """Crossplane requeues an XR when a resource it composed changes: an XR whose composed
+        XR (a ModelDeployment's new ModelReplica) changed status after the XR's own reconcile
+        is reconciled again, so that what it reports is not a round stale."""
+        for _ in range(MAX_REQUEUES):
+            stale = [
+                key
+                for key in self._in_reconcile_order()
+                if any(
+                    self._changed.get(child, -1) > self._reconciled.get(key, -1)
+                    for child in self.refs.get(key, {}).values()
+                )
+            ]
+            if not stale:
+                return
+            for key in stale:
+                self.reconcile(key)
 
     def _active(self, kind: str) -> list[f.Fault]:
         return [x for x in self.faults if x.kind == kind and x.active(self.round)]
@@ -248,6 +275,10 @@ class ControlPlane:
             self._current = None
         self._record_results(xr, result)
         self.store[key] = result.composite
+        self._sequence += 1
+        self._reconciled[key] = self._sequence
+        if result.composite.get("status") != xr.get("status"):
+            self._changed[key] = self._sequence
         flapping = [x for x in self._active(f.CLUSTER_FLAPS) if x.target == key[3]]
         if key[1] == INFERENCE_CLUSTER and flapping:
             self._flap(result.composite)

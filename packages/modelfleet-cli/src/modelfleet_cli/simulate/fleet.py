@@ -18,7 +18,7 @@ from modelfleet_cli.xrd import check_xr
 SETTINGS_FILE = "simulation.yaml"
 # Files in a fleet directory that are not fleet objects.
 NOT_FLEET = frozenset({SETTINGS_FILE, "functions.yaml"})
-# Reconcile order within a round: what others read comes first.
+# The order XRs are listed in (timeline, JSON): what others read comes first.
 XR_ORDER = (INFERENCE_CLUSTER, MODEL_CACHE, MODEL_DEPLOYMENT, MODEL_REPLICA)
 
 

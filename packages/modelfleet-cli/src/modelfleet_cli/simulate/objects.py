@@ -2,7 +2,13 @@
 
 from typing import Any
 
-from modelfleet_contracts.api import API_VERSION
+from modelfleet_contracts.api import (
+    API_VERSION,
+    INFERENCE_CLUSTER,
+    MODEL_CACHE,
+    MODEL_DEPLOYMENT,
+    MODEL_REPLICA,
+)
 from modelfleet_contracts.fields import mapping_at
 
 from modelfleet_cli.simulate.fleet import XR_ORDER
@@ -24,5 +30,14 @@ def is_xr(obj: dict[str, Any]) -> bool:
     return obj.get("apiVersion") == API_VERSION and obj.get("kind") in XR_ORDER
 
 
-def _xr_sort(key: Key) -> tuple[int, str, str]:
+# Within a round, what others read is reconciled first, and a composed XR (a ModelReplica)
+# before the XR that composes it and reports its status (a ModelDeployment).
+RECONCILE_ORDER = (INFERENCE_CLUSTER, MODEL_CACHE, MODEL_REPLICA, MODEL_DEPLOYMENT)
+
+
+def in_reconcile_order(key: Key) -> tuple[int, str, str]:
+    return RECONCILE_ORDER.index(key[1]), key[2], key[3]
+
+
+def in_listing_order(key: Key) -> tuple[int, str, str]:
     return XR_ORDER.index(key[1]), key[2], key[3]

@@ -99,17 +99,17 @@ class Timeline:
             ident = xr_id(xr)
             present.add(ident)
             line, details = summarize(xr)
-            changes = condition_changes(self.last.get(ident), xr)
+            told: list[str] = []
             if self.seen.get(ident) != (line, details):
                 self.history.setdefault(ident, []).append({"round": round_no, "summary": line})
+                told += [d for d in details if d not in self.seen.get(ident, ("", []))[1]]
+            told += condition_changes(self.last.get(ident), xr)
+            if told or self.seen.get(ident) != (line, details):
+                # Every line sits under its XR's header, even when only a condition changed.
                 self._print(f"round {round_no:<3} {ident:<{width}}  {line}")
-                new_details = [d for d in details if d not in self.seen.get(ident, ("", []))[1]]
-                for d in new_details:
-                    self._print(f"{'':10}{d}")
-                    self.messages.append((round_no, ident, d))
-            for change in changes:
-                self._print(f"{'':10}{change}")
-                self.messages.append((round_no, ident, change))
+            for text in told:
+                self._print(f"{'':10}{text}")
+                self.messages.append((round_no, ident, text))
             self.seen[ident] = (line, details)
             self.last[ident] = xr
         for ident in [i for i in self.seen if i not in present]:

@@ -1,0 +1,130 @@
+"""The simulate timeline: every printed line names its XR or sits under its header, and what
+an XR reports about the XRs it composes is what they say in the same round, not a round
+before."""
+
+import io
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from modelfleet_cli.functions import running_functions
+from modelfleet_cli.simulate.command import FUNCTIONS, simulate_fleet
+from modelfleet_cli.simulate.timeline import Progress, Timeline
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+HEADER = re.compile(r"^round (\d+) +(\S+ \S+) {2,}(.*)$")
+NOTE = re.compile(r"^round \d+ +! ")
+CONDITION = re.compile(r"^(\w+)=(True|False|Unknown) ")
+
+
+def xr(kind: str, name: str, phase: str, conditions: dict[str, str]) -> dict[str, Any]:
+    return {
+        "kind": kind,
+        "metadata": {"name": name, "namespace": "ml-team"},
+        "status": {
+            "phase": phase,
+            "conditions": [
+                {"type": t, "status": s, "reason": "Because"} for t, s in conditions.items()
+            ],
+        },
+    }
+
+
+def test_a_condition_change_alone_is_printed_under_its_own_xr():
+    out = io.StringIO()
+    timeline = Timeline(out=out)
+    replica = "ModelReplica"
+    b = xr(replica, "b", "Progressing", {})  # printed after a: its block ends round 1
+    timeline.record(1, [xr(replica, "a", "Progressing", {"WorkloadReady": "False"}), b])
+    out.truncate(0)
+    out.seek(0)
+    # a's phase and summary stay; only its condition changes
+    timeline.record(2, [xr(replica, "a", "Progressing", {"WorkloadReady": "True"}), b])
+    lines = out.getvalue().splitlines()
+    assert [line.split()[:4] for line in lines[:1]] == [["round", "2", replica, "ml-team/a"]]
+    assert [line.strip() for line in lines[1:]] == ["WorkloadReady=True Because"]
+
+
+@pytest.fixture(scope="module")
+def functions():
+    with running_functions(start=FUNCTIONS) as servers:
+        yield servers
+
+
+def timeline_and_result(functions, directory: Path, *faults: str) -> tuple[str, dict[str, Any]]:
+    out = io.StringIO()
+    result = simulate_fleet(
+        directory,
+        rounds=None,
+        fault_texts=faults,
+        timeline=Timeline(out=out),
+        progress=Progress(enabled=False),
+        call=functions,
+    )
+    return out.getvalue(), result
+
+
+def blocks(text: str) -> list[tuple[int, str, list[str]]]:
+    """(round, XR, the lines under its header) for every header; fails on a line that is
+    neither a header, a note, nor under a header."""
+    found: list[tuple[int, str, list[str]]] = []
+    for line in text.splitlines():
+        header = HEADER.match(line)
+        if header:
+            found.append((int(header[1]), header[2], []))
+        elif NOTE.match(line):
+            continue
+        else:
+            assert line.startswith(" " * 10) and found, f"a line outside any XR: {line!r}"
+            found[-1][2].append(line.strip())
+    return found
+
+
+RUNS = [
+    pytest.param("quickstart", (), id="quickstart"),
+    pytest.param(
+        "quickstart",
+        ("hydration-fails:gke-dev", "cluster-flaps:gke-dev@5+2"),
+        id="quickstart with faults",
+    ),
+    pytest.param("multinode", (), id="multinode"),
+]
+
+
+@pytest.mark.parametrize(("example", "faults"), RUNS)
+def test_every_condition_line_sits_under_the_xr_that_has_it(functions, example, faults):
+    text, result = timeline_and_result(functions, EXAMPLES / example, *faults)
+    # conditions are set by type and never removed: the final status has every type the
+    # XR ever had
+    types = {
+        ident: {c["type"] for c in xr["status"].get("conditions", [])}
+        for ident, xr in result["xrs"].items()
+    }
+    checked = 0
+    for _, ident, lines in blocks(text):
+        for line in lines:
+            condition = CONDITION.match(line)
+            if condition:
+                assert condition[1] in types[ident], f"{line!r} printed under {ident}"
+                checked += 1
+    assert checked > 10
+
+
+def test_a_deployment_reports_its_replicas_words_of_the_same_round(functions):
+    text, _ = timeline_and_result(functions, EXAMPLES / "quickstart")
+    said_by_replica: list[tuple[int, str]] = []
+    quoted = 0
+    for round_no, ident, lines in blocks(text):
+        if ident.startswith("ModelReplica "):
+            said_by_replica += [(round_no, line) for line in lines if not CONDITION.match(line)]
+    for round_no, ident, lines in blocks(text):
+        if not ident.startswith("ModelDeployment "):
+            continue
+        for line in lines:
+            text_of_cluster = line.partition("gke-dev: ")[2]
+            if any(text_of_cluster == said for _, said in said_by_replica):
+                latest = [said for r, said in said_by_replica if r <= round_no][-1]
+                assert text_of_cluster == latest, f"round {round_no}: stale {line!r}"
+                quoted += 1
+    assert quoted >= 3
