@@ -133,3 +133,13 @@ def test_the_script_runs_from_the_image_layout_with_the_standard_library_only(tm
     )
     assert proc.returncode == 0, proc.stderr
     assert "--cache-dir" in proc.stdout
+
+
+def test_the_image_reports_with_the_contracts_annotation_names():
+    from compose_model_cache.hydrator import job_report
+    from modelfleet_contracts import hydration
+
+    names = [n for n in dir(hydration) if n.isupper()]
+    assert names and {n: getattr(job_report, n) for n in names} == {
+        n: getattr(hydration, n) for n in names
+    }

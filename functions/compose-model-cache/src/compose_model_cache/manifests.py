@@ -6,6 +6,7 @@ from typing import Any
 
 from modelfleet_contracts.api import MODEL_CACHE
 from modelfleet_contracts.clusters import ClusterView
+from modelfleet_contracts.hydration import PINNED_REVISION
 from modelfleet_contracts.labels import CLUSTER_LABEL, owner_labels
 from modelfleet_contracts.mounts import CACHE_VOLUME_NAME, MODEL_MOUNT_PATH
 from modelfleet_contracts.naming import cache_claim_name, remote_name
@@ -21,7 +22,6 @@ from modelfleet_contracts.objects import (
 from modelfleet_contracts.stamps import Shape, marker
 
 from compose_model_cache.hydrator import DEFAULT_IMAGE, hydration_argv
-from compose_model_cache.hydrator.job_report import PINNED_REVISION
 from compose_model_cache.job_access import access_objects
 
 DEFAULT_RESOURCES = {"requests": {"cpu": "500m", "memory": "2Gi"}, "limits": {"memory": "8Gi"}}

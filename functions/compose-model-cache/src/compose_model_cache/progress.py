@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from compose_model_cache.hydrator.job_report import (
+from modelfleet_contracts.hydration import (
     BYTES_DONE,
     BYTES_TOTAL,
     FILES_DONE,

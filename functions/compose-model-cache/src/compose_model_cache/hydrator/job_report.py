@@ -23,6 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import quote
 
+# The names of modelfleet_contracts.hydration, repeated here because the image has only this
+# directory and the standard library (test_hydrator_image.py checks they are the same).
 PREFIX = "hydration.modelfleet.io/"
 BYTES_DONE = PREFIX + "bytes-done"
 BYTES_TOTAL = PREFIX + "bytes-total"

@@ -1,13 +1,27 @@
-"""The simulated hydration Job: which attempts fail, and the status Kubernetes' Job
-controller writes when an attempt ends."""
+"""The simulated hydration Job: which attempts fail, the status Kubernetes' Job controller
+writes when an attempt ends, and the progress the hydrator reports on its Job as it goes.
 
+The simulated model fills three quarters of the claim it is staged to (the request of a
+claim we manage, the capacity of a brought one; 8 GiB when neither is known) in one 5 GiB
+shard per 5 GiB plus three small files, and the Job downloads an equal share of it every
+round. The commit a branch resolves to is a digest of the repo and revision, so a run is
+deterministic; a Job of a cache with a pinned commit fetches that one, like the hydrator.
+"""
+
+import hashlib
+import re
 from dataclasses import dataclass
 from typing import Any
 
+from modelfleet_contracts import hydration
 from modelfleet_contracts.api import MODEL_CACHE
 from modelfleet_contracts.conditions import Status
-from modelfleet_contracts.fields import int_at, mapping_at
+from modelfleet_contracts.fields import int_at, list_at, mapping_at, mapping_path
 from modelfleet_contracts.labels import NAMESPACE_LABEL, kind_label
+
+GIB = 1024**3
+SHARD = 5 * GIB
+UNITS = {"Mi": 1024**2, "Gi": GIB, "Ti": 1024**4}
 
 
 @dataclass
@@ -57,3 +71,49 @@ def fail_attempt(job: dict[str, Any], fault: HydrationFault) -> int:
             ).as_condition()
         ]
     return int(status["failed"])
+
+
+def claim_bytes(claim: dict[str, Any] | None) -> int:
+    """The size of a claim, from its capacity or its request (0 when unknown)."""
+    if not claim:
+        return 0
+    for size in (
+        mapping_path(claim, "status", "capacity").get("storage"),
+        mapping_path(claim, "spec", "resources", "requests").get("storage"),
+    ):
+        found = re.fullmatch(r"(\d+)(Mi|Gi|Ti)", str(size or ""))
+        if found:
+            return int(found[1]) * UNITS[found[2]]
+    return 0
+
+
+def _argument(job: dict[str, Any], flag: str) -> str:
+    containers = list_at(mapping_path(job, "spec", "template", "spec"), "containers")
+    command = list_at(containers[0], "command") if containers else []
+    return next((str(a).split("=", 1)[1] for a in command if str(a).startswith(flag)), "")
+
+
+def report_progress(job: dict[str, Any], claim: dict[str, Any] | None, share: float) -> None:
+    """Write the annotations the hydrator would: `share` (0..1) of the model fetched, never
+    less than an earlier attempt reported (downloads resume)."""
+    total = claim_bytes(claim) * 3 // 4 or 8 * GIB
+    metadata = job.setdefault("metadata", {})
+    annotations = metadata.setdefault("annotations", {})
+    before = annotations.get(hydration.BYTES_DONE, "0")
+    done = max(int(total * min(share, 1.0)), int(before) if before.isdigit() else 0)
+    shards = -(-total // SHARD)
+    files = shards + 3
+    values = {
+        hydration.BYTES_DONE: str(min(done, total)),
+        hydration.BYTES_TOTAL: str(total),
+        hydration.FILES_DONE: str(files if done >= total else shards * done // total),
+        hydration.FILES_TOTAL: str(files),
+    }
+    repo = _argument(job, "--repo=")
+    if repo:
+        pinned = annotations.get(hydration.PINNED_REVISION, "")
+        revision = _argument(job, "--revision=") or "main"
+        values[hydration.REVISION] = (
+            pinned or hashlib.sha1(f"{repo}@{revision}".encode()).hexdigest()
+        )
+    annotations.update(values)

@@ -27,6 +27,12 @@ def _ready_text(status: dict[str, Any]) -> str:
     return f"  {ready} ready" if ready else ""
 
 
+def _progress_text(row: dict[str, Any]) -> str:
+    """A ModelCache cluster's download figures while it hydrates (` 37.2/120.0 GiB`)."""
+    progress = row.get("progress")
+    return f" {progress}" if isinstance(progress, str) and row.get("phase") == "Hydrating" else ""
+
+
 def summarize(xr: dict[str, Any]) -> tuple[str, list[str]]:
     """One line of phase/summary for an XR, plus per-cluster messages worth reading."""
     status = mapping_at(xr, "status")
@@ -35,7 +41,7 @@ def summarize(xr: dict[str, Any]) -> tuple[str, list[str]]:
     details: list[str] = []
     if kind in (MODEL_CACHE, MODEL_DEPLOYMENT):
         rows = [r for r in list_at(status, "clusters") if isinstance(r, dict)]
-        parts = [f"{r.get('name')} {r.get('phase', '?')}" for r in rows]
+        parts = [f"{r.get('name')} {r.get('phase', '?')}{_progress_text(r)}" for r in rows]
         details = [
             f"{r.get('name')}: {r['message']}"
             for r in rows

@@ -18,6 +18,7 @@ from modelfleet_cli.simulate.hydration import (
     complete,
     fail_attempt,
     matching_fault,
+    report_progress,
 )
 from modelfleet_cli.simulate.scheduling import (
     Pool,
@@ -152,6 +153,12 @@ class WorkloadCluster:
                 if k in ("uid", "deletionTimestamp", "finalizers")
             }
             obj.setdefault("metadata", {}).update(kept_meta)
+            theirs = mapping_at(mapping_at(current, "metadata"), "annotations")
+            if theirs:
+                # Annotations another writer set (a hydration Job's progress) stay, as
+                # server-side apply keeps fields another manager owns; the applier's win.
+                ours = mapping_at(obj["metadata"], "annotations")
+                obj["metadata"]["annotations"] = {**theirs, **ours}
             if "status" in current:
                 obj["status"] = current["status"]
         self.objects[key] = obj
@@ -249,10 +256,15 @@ class WorkloadCluster:
         status["active"] = 1
         progress = self._job_progress.get(key, 0) + 1
         self._job_progress[key] = progress
+        claims = _claims(template)
+        claim = self.objects.get(("PersistentVolumeClaim", key[1], claims[0])) if claims else None
+        fault = matching_fault(self.hydration_faults, obj)
+        # A failing attempt gets no further than half way; a good one fetches a share a round.
+        share = progress / self.hydration_rounds
+        report_progress(obj, claim, share if fault is None else min(share, 0.5))
         if progress < self.hydration_rounds:
             return
         self._job_progress[key] = 0
-        fault = matching_fault(self.hydration_faults, obj)
         if fault is None:
             complete(status)
             return

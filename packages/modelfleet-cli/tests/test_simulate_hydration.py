@@ -1,0 +1,92 @@
+"""The simulated hydration Job reports its progress on itself as the hydrator does: figures
+that grow each round and end at the model's total, a commit, the pinned one when there is one;
+and what another writer put on an object survives the provider's next apply."""
+
+import hashlib
+
+from modelfleet_cli.simulate.workload import HydrationFault, Pool, WorkloadCluster
+from modelfleet_contracts import hydration
+
+NS = "modelfleet"
+GIB = 1024**3
+
+
+def cluster(rounds: int = 4) -> WorkloadCluster:
+    c = WorkloadCluster("gke-us", [Pool("h100", 1, 8)], {"rwx"}, hydration_rounds=rounds)
+    c.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+    c.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "weights", "namespace": NS},
+            "spec": {
+                "accessModes": ["ReadWriteMany"],
+                "storageClassName": "rwx",
+                "resources": {"requests": {"storage": "200Gi"}},
+            },
+        }
+    )
+    return c
+
+
+def job(annotations: dict[str, str] | None = None) -> dict:
+    metadata = {"name": "hydrate", "namespace": NS, "annotations": annotations or {}}
+    command = ["python3", "/opt/modelfleet/hydrate.py", "--repo=acme/big", "--revision=main"]
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": metadata,
+        "spec": {
+            "backoffLimit": 3,
+            "template": {
+                "spec": {
+                    "containers": [{"name": "hydrate", "command": command}],
+                    "volumes": [{"name": "m", "persistentVolumeClaim": {"claimName": "weights"}}],
+                }
+            },
+        },
+    }
+
+
+def annotations(c: WorkloadCluster) -> dict[str, str]:
+    return c.get(job())["metadata"].get("annotations", {})
+
+
+def run(c: WorkloadCluster, rounds: int, reapply: dict | None = None) -> list[int]:
+    done = []
+    for _ in range(rounds):
+        c.tick()
+        if reapply is not None:
+            c.apply(reapply)  # provider-kubernetes applies the composed Job again
+        done.append(int(annotations(c).get(hydration.BYTES_DONE, "-1")))
+    return done
+
+
+def test_figures_grow_each_round_and_end_at_the_total_with_a_commit():
+    c = cluster()
+    c.apply(job())
+    done = run(c, 5, reapply=job())  # the first tick binds the claim
+    total = 150 * GIB  # three quarters of the 200Gi claim
+    assert done == [total // 4, total // 2, total * 3 // 4, total, total]
+    final = annotations(c)
+    assert final[hydration.BYTES_TOTAL] == str(total)
+    assert final[hydration.FILES_DONE] == final[hydration.FILES_TOTAL] == "33"
+    assert final[hydration.REVISION] == hashlib.sha1(b"acme/big@main").hexdigest()
+
+
+def test_a_pinned_commit_is_the_one_reported():
+    c = cluster()
+    pinned = {hydration.PINNED_REVISION: "c" * 40}
+    c.apply(job(pinned))
+    run(c, 1, reapply=job(pinned))
+    assert annotations(c)[hydration.REVISION] == "c" * 40
+
+
+def test_a_failed_attempt_keeps_what_it_fetched_and_the_next_resumes():
+    c = cluster(rounds=2)
+    c.hydration_faults.append(HydrationFault(1))
+    c.apply(job())
+    done = run(c, 4, reapply=job())
+    assert done == sorted(done), "never backwards"
+    assert done[-1] == 150 * GIB
+    assert c.get(job())["status"]["failed"] == 1
