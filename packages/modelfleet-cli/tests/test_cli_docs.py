@@ -1,9 +1,15 @@
-"""docs/cli.md says what the commands do: its exit-code table is the code's."""
+"""The CLI's docs say what the commands do: docs/cli.md's exit-code table is the code's, and
+examples/README.md describes the multinode render as it prints, and the timelines quoted in
+the docs are what `modelfleet simulate` prints."""
 
 import re
 from pathlib import Path
 
+import yaml
+from click.testing import CliRunner
 from modelfleet_cli.exit_codes import ExitCode
+from modelfleet_cli.main import main
+from modelfleet_cli.simulate import simulate
 
 CLI_DOC = Path(__file__).resolve().parents[3] / "docs" / "cli.md"
 
@@ -16,3 +22,53 @@ def exit_code_rows() -> dict[int, str]:
 
 def test_the_exit_code_table_lists_every_code_with_its_name():
     assert exit_code_rows() == {int(code): code.name for code in ExitCode}
+
+
+EXAMPLES = CLI_DOC.parents[1] / "examples"
+
+
+def test_the_examples_readme_says_what_render_prints_for_multinode():
+    """The multinode row of examples/README.md names the Scheduled condition and the
+    rejected cluster's row as `modelfleet render` prints them."""
+    outcome = CliRunner().invoke(
+        main,
+        [
+            "render",
+            str(EXAMPLES / "multinode" / "modeldeployment.yaml"),
+            "--required-resources",
+            str(EXAMPLES / "multinode" / "render" / "required.yaml"),
+        ],
+    )
+    assert outcome.exit_code == 0, outcome.stderr
+    status = next(yaml.safe_load_all(outcome.stdout))["status"]
+    scheduled = next(c for c in status["conditions"] if c["type"] == "Scheduled")
+    [east] = [r for r in status["clusters"] if r["name"] == "gke-us-east"]
+    readme = (EXAMPLES / "README.md").read_text()
+    row = next(line for line in readme.splitlines() if line.startswith("| [`multinode/`]"))
+    assert f"`Scheduled={scheduled['status']}`" in row
+    assert f"`{east['phase']}`" in row and f"`{east['message']}`" in row
+    assert east["message"] in scheduled["message"]
+    if scheduled["reason"] != "SharedStorageRequired":
+        assert "rejected with `SharedStorageRequired`" not in row
+
+
+DOCS_QUOTING_SIMULATE = ["cli.md", "getting-started.md"]
+BLOCK = re.compile(r"^```\n(round .*?)^```", re.MULTILINE | re.DOTALL)
+
+
+def test_docs_quote_the_quickstart_timeline_as_simulate_prints_it():
+    """Every quoted line is printed, in the quoted order (`...` and abridging skip lines)."""
+    outcome = CliRunner().invoke(simulate, [str(EXAMPLES / "quickstart"), "--quiet"])
+    assert outcome.exit_code == 0, outcome.output
+    printed = outcome.stdout.splitlines()
+    quoted_blocks = 0
+    for name in DOCS_QUOTING_SIMULATE:
+        for block in BLOCK.findall((CLI_DOC.parent / name).read_text()):
+            quoted_blocks += 1
+            position = 0
+            for line in block.splitlines():
+                if line == "...":
+                    continue
+                assert line in printed[position:], f"{name}: not printed (in order): {line!r}"
+                position = printed.index(line, position) + 1
+    assert quoted_blocks == len(DOCS_QUOTING_SIMULATE)
