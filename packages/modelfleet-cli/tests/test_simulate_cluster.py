@@ -22,6 +22,7 @@ from modelfleet_contracts.objects import (
     kubernetes_object,
     secret_key_patch,
 )
+from modelfleet_contracts.observed import secret_fields_with_values
 
 NS = "modelfleet"
 H100 = Pool("h100", node_count=2, gpus_per_node=8, node_selector={"pool": "h100"})
@@ -312,12 +313,29 @@ def test_provider_kubernetes_reports_synced_and_ready(obj, secrets, expected):
     assert (got["Ready"]["status"] == "True") is ready
 
 
-def test_provider_copies_secret_values_but_never_echoes_them():
+@pytest.mark.parametrize(
+    ("sanitize", "echoed_data", "exposed"),
+    [
+        (True, {"redacted": None}, ()),  # --sanitize-secrets: the whole field, one marker
+        (False, {"HF_TOKEN": "aGZfdGVzdA=="}, ("data",)),  # the provider's default
+    ],
+    ids=["--sanitize-secrets", "without the flag"],
+)
+def test_provider_copies_secret_values_and_echoes_them_as_the_flag_says(
+    sanitize, echoed_data, exposed
+):
     c = cluster()
     obj = kubernetes_object(REMOTE_SECRET, "gke-us", references=PATCH)
-    providers(c, {("ml-team", "hf-token"): SECRET}).sync(obj)
-    assert c.get(REMOTE_SECRET)["data"]["HF_TOKEN"] == "aGZfdGVzdA=="
-    assert "aGZfdGVzdA==" not in str(obj["status"])
+    p = providers(c, {("ml-team", "hf-token"): SECRET})
+    p.sanitize_secrets = sanitize
+    for _ in range(2):  # created, then observed again
+        p.sync(obj)
+        p.observe(obj)
+        assert c.get(REMOTE_SECRET)["data"]["HF_TOKEN"] == "aGZfdGVzdA=="
+        echoed = obj["status"]["atProvider"]["manifest"]
+        assert echoed["data"] == echoed_data
+        assert secret_fields_with_values(echoed) == exposed
+        assert ("aGZfdGVzdA==" in str(obj["status"])) is (not sanitize)
 
 
 def test_no_delete_policy_leaves_the_remote_object():

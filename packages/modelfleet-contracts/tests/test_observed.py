@@ -3,13 +3,20 @@ straight from protobuf or from plain data, and a field of another shape never ra
 
 from typing import Any
 
+import pytest
 from google.protobuf import struct_pb2
 from hypothesis import given
 from hypothesis import strategies as st
 from modelfleet_contracts.edge import structs
 from modelfleet_contracts.edge.observed import read_observed
 from modelfleet_contracts.fields import list_at, mapping_at, mapping_path
-from modelfleet_contracts.observed import Condition, ObservedObject
+from modelfleet_contracts.observed import (
+    LAST_APPLIED,
+    REDACTED_SECRET_DATA,
+    Condition,
+    ObservedObject,
+    secret_fields_with_values,
+)
 
 odd = (
     st.none() | st.booleans() | st.text(max_size=6) | st.floats() | st.lists(st.none(), max_size=2)
@@ -25,6 +32,22 @@ remote = st.dictionaries(
     conditions | st.integers(-3, 5) | st.sampled_from(["Bound", "Pending"]) | odd,
     max_size=4,
 )
+secret_data = st.dictionaries(
+    st.sampled_from(["HF_TOKEN", "redacted"]), st.none() | st.text(max_size=4)
+)
+applied = st.sampled_from(["{}", '{"data": {"HF_TOKEN": "aGY="}}', '{"data": {}}', "not json"])
+manifest_fields = {
+    "status": remote,
+    "apiVersion": st.sampled_from(["v1", "batch/v1"]) | odd,
+    "kind": st.sampled_from(["Secret", "Job"]) | odd,
+    "data": secret_data | odd,
+    "stringData": secret_data | odd,
+    "metadata": st.fixed_dictionaries(
+        {},
+        optional={"annotations": st.fixed_dictionaries({}, optional={LAST_APPLIED: applied | odd})},
+    )
+    | odd,
+}
 observed = st.fixed_dictionaries(
     {},
     optional={
@@ -34,7 +57,7 @@ observed = st.fixed_dictionaries(
                 "conditions": conditions,
                 "atProvider": st.fixed_dictionaries(
                     {},
-                    optional={"manifest": st.fixed_dictionaries({}, optional={"status": remote})},
+                    optional={"manifest": st.fixed_dictionaries({}, optional=manifest_fields)},
                 )
                 | odd,
             },
@@ -64,9 +87,10 @@ def observed_facts(obj: dict[str, Any]) -> ObservedObject:
         if message and c.get("status") == "False":
             failure = message
             break
+    exposed = secret_fields_with_values(mapping_path(obj, "status", "atProvider", "manifest"))
     remote = mapping_path(obj, "status", "atProvider", "manifest", "status")
     if not remote:
-        return ObservedObject(failure_message=failure)
+        return ObservedObject(failure_message=failure, exposed_secret_fields=exposed)
     return ObservedObject(
         remote_seen=True,
         remote_phase=_plain_string(remote, "phase"),
@@ -83,6 +107,7 @@ def observed_facts(obj: dict[str, Any]) -> ObservedObject:
         remote_succeeded=_plain_count(remote, "succeeded"),
         remote_failed=_plain_count(remote, "failed"),
         failure_message=failure,
+        exposed_secret_fields=exposed,
     )
 
 
@@ -132,3 +157,45 @@ def test_a_completed_job_and_a_missing_secret_read_as_such():
     assert read_observed(struct_of(secret)) == ObservedObject(
         failure_message='secrets "hf" not found'
     )
+
+
+SECRET = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "creds"}}
+APPLIED_WITH_TOKEN = '{"kind": "Secret", "data": {"HF_TOKEN": "aGZfeHl6"}}'
+
+
+@pytest.mark.parametrize(
+    ("manifest", "fields"),
+    [
+        (SECRET | {"data": {"HF_TOKEN": "aGZfeHl6"}}, ("data",)),
+        (SECRET | {"data": dict(REDACTED_SECRET_DATA)}, ()),  # --sanitize-secrets
+        (SECRET | {"data": {"redacted": "aGZfeHl6"}}, ("data",)),  # a key named so, with a value
+        (SECRET | {"data": {}}, ()),
+        (SECRET | {"stringData": {"HF_TOKEN": "hf_xyz"}}, ("stringData",)),
+        (
+            SECRET
+            | {"data": dict(REDACTED_SECRET_DATA)}
+            | {"metadata": {"annotations": {LAST_APPLIED: APPLIED_WITH_TOKEN}}},
+            (f"metadata.annotations[{LAST_APPLIED}]",),
+        ),
+        (SECRET | {"metadata": {"annotations": {LAST_APPLIED: '{"kind": "Secret"}'}}}, ()),
+        (SECRET | {"metadata": {"annotations": {LAST_APPLIED: "{not json"}}}, ()),
+        ({"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": "b"}}, ()),
+        ({"apiVersion": "example.io/v1", "kind": "Secret", "data": {"a": "b"}}, ()),
+    ],
+    ids=[
+        "values",
+        "redaction marker",
+        "marker key with a value",
+        "empty",
+        "stringData",
+        "last-applied keeps values",
+        "last-applied without values",
+        "last-applied unreadable",
+        "not a Secret",
+        "another group's Secret",
+    ],
+)
+def test_where_an_echoed_secret_still_holds_values(manifest, fields):
+    assert secret_fields_with_values(manifest) == fields
+    echoed = {"status": {"atProvider": {"manifest": manifest}}}
+    assert read_observed(struct_of(echoed)).exposed_secret_fields == fields

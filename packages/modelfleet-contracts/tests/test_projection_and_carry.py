@@ -91,3 +91,62 @@ def test_a_carried_object_keeps_identity_and_spec_but_no_status_or_server_metada
         "metadata": {"name": "claim"},
         "spec": {"forProvider": {"manifest": {"kind": "PersistentVolumeClaim"}}},
     }
+
+
+values = {"data": json_values, "stringData": json_values, "type": scalars}
+secret_manifests = st.fixed_dictionaries(
+    {"apiVersion": st.just("v1"), "kind": st.just("Secret")}, optional=values
+) | st.fixed_dictionaries(
+    {},
+    optional={
+        "apiVersion": st.sampled_from(["v1", "apps/v1"]) | scalars,
+        "kind": st.sampled_from(["Secret", "ConfigMap"]) | scalars,
+        **values,
+    },
+)
+object_specs = st.fixed_dictionaries(
+    {},
+    optional={
+        "forProvider": st.fixed_dictionaries({}, optional={"manifest": secret_manifests})
+        | json_values,
+        "references": json_values,
+    },
+)
+
+
+@given(resources, object_specs)
+def test_carrying_a_secret_object_forward_is_the_same_in_protobuf_and_plain(data, spec):
+    observed = struct_of(data | {"spec": spec})
+    target = struct_pb2.Struct()
+    carry_forward_into(target, observed)
+    assert structs.to_dict(target) == carry_forward(structs.to_dict(observed))
+
+
+SECRET_OBJECT = {
+    "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+    "kind": "Object",
+    "metadata": {"name": "creds"},
+    "spec": {
+        "references": [{"patchesFrom": {"name": "hf"}, "toFieldPath": "data.HF_TOKEN"}],
+        "forProvider": {"manifest": {"apiVersion": "v1", "kind": "Secret", "type": "Opaque"}},
+    },
+}
+
+
+def test_a_carried_secret_object_leaves_out_the_values_the_provider_wrote_back():
+    """provider-kubernetes stores the values it resolved through patchesFrom in the Object
+    (provider-kubernetes#223); a function keeping the Object must not send them back."""
+    written_back = struct_of(SECRET_OBJECT)
+    manifest = written_back["spec"]["forProvider"]["manifest"]
+    manifest["data"] = {"HF_TOKEN": "aGZfc2VjcmV0"}
+    manifest["stringData"] = {"HF_TOKEN": "hf_secret"}
+    target = struct_pb2.Struct()
+    carry_forward_into(target, written_back)
+    assert structs.to_dict(target) == SECRET_OBJECT
+    assert carry_forward(structs.to_dict(written_back)) == SECRET_OBJECT
+    # Another kind's data is the composition's own and is kept.
+    config = structs.to_dict(written_back)
+    config["spec"]["forProvider"]["manifest"]["kind"] = "ConfigMap"
+    assert carry_forward(config)["spec"]["forProvider"]["manifest"]["data"] == {
+        "HF_TOKEN": "aGZfc2VjcmV0"
+    }

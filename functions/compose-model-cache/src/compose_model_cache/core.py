@@ -10,7 +10,7 @@ for a moment; only a cluster that no longer matches (or no longer exists) loses 
 from typing import Any
 
 from modelfleet_contracts.clusters import ClusterView, matches_selector
-from modelfleet_contracts.conditions import Status
+from modelfleet_contracts.conditions import Status, previous_condition
 from modelfleet_contracts.fields import list_at, mapping_at
 from modelfleet_contracts.models.modelcache import ModelCacheSpec
 from modelfleet_contracts.naming import composed_key
@@ -18,6 +18,7 @@ from modelfleet_contracts.observed import ObservedObject
 from modelfleet_contracts.outcome import Outcome
 from pydantic import ValidationError
 
+from compose_model_cache.credentials import CREDENTIALS_REDACTED, credentials_condition
 from compose_model_cache.fingerprint import source_fingerprint
 from compose_model_cache.manifests import CacheRef, cluster_values
 from compose_model_cache.phases import (
@@ -150,6 +151,16 @@ def compose_cache(
     if pin:
         outcome.status["pinnedRevision"] = pin.as_status()
     outcome.conditions = cache_conditions(matched, phases)
+    exposed = {
+        view.name: facts.exposed_secret_fields
+        for view in matched
+        if (facts := observed.get(resource_keys(view.name)[1])) and facts.exposed_secret_fields
+    }
+    credentials = credentials_condition(
+        exposed, cache.secret_name, previous_condition(xr, CREDENTIALS_REDACTED)
+    )
+    if credentials:
+        outcome.conditions.append(credentials)
     outcome.ready = bool(matched) and ready == len(matched)
     return outcome
 

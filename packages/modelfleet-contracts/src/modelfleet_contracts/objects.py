@@ -104,9 +104,26 @@ SERVER_SET_METADATA = (
 )
 
 
+# A Secret's values in a composed Object's manifest: Modelfleet never composes them (they are
+# copied on the control plane through `patchesFrom`), so any found in an observed Object were
+# written back by provider-kubernetes (its releases store the resolved references in the
+# Object, provider-kubernetes#223). Carrying them forward would pass them through a function;
+# left out, they are copied again by the provider.
+SECRET_VALUE_FIELDS = ("data", "stringData")
+
+
+def _secret_manifest(spec: Any) -> dict[str, Any] | None:
+    """The v1 Secret an Object's spec carries, or None."""
+    manifest = mapping_path(spec, "forProvider", "manifest") if isinstance(spec, dict) else {}
+    if manifest.get("apiVersion") == "v1" and manifest.get("kind") == "Secret":
+        return manifest
+    return None
+
+
 def carry_forward(observed: dict[str, Any]) -> dict[str, Any]:
     """An observed composed resource as a desired one: same identity and spec, no status and
-    no server-set metadata. Used to keep what was composed when an input is uncertain."""
+    no server-set metadata, no Secret values (`SECRET_VALUE_FIELDS`). Used to keep what was
+    composed when an input is uncertain."""
     metadata = {
         k: v for k, v in mapping_at(observed, "metadata").items() if k not in SERVER_SET_METADATA
     }
@@ -117,5 +134,10 @@ def carry_forward(observed: dict[str, Any]) -> dict[str, Any]:
     if metadata:
         desired["metadata"] = metadata
     if "spec" in observed:
-        desired["spec"] = observed["spec"]
+        spec = observed["spec"]
+        secret = _secret_manifest(spec)
+        if secret is not None and any(k in secret for k in SECRET_VALUE_FIELDS):
+            manifest = {k: v for k, v in secret.items() if k not in SECRET_VALUE_FIELDS}
+            spec = spec | {"forProvider": spec["forProvider"] | {"manifest": manifest}}
+        desired["spec"] = spec
     return desired

@@ -6,7 +6,17 @@ on a handful. The edge (`edge.observed.read_observed`) takes those few straight 
 protobuf Struct; a core decides on these facts only.
 """
 
+import json
 from dataclasses import dataclass
+from typing import Any
+
+# What provider-kubernetes run with `--sanitize-secrets` writes in place of the `data` of a
+# v1 Secret it echoes in `status.atProvider.manifest` (`setAtProvider` in its source: the
+# whole field, `{"redacted": null}`); without the flag the values are copied as they are.
+REDACTED_SECRET_DATA: dict[str, None] = {"redacted": None}
+# Client-side apply (provider-kubernetes' default) keeps the applied manifest, with the values
+# `patchesFrom` copied into it, in this annotation of the remote object.
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 
 @dataclass(frozen=True)
@@ -29,9 +39,38 @@ class ObservedObject:
     remote_failed: int = 0
     # The message of the Object's first False condition (Synced/Ready) that has one.
     failure_message: str = ""
+    # Where the echoed remote Secret still holds values (`secret_fields_with_values`).
+    exposed_secret_fields: tuple[str, ...] = ()
 
     def remote_condition(self, typ: str, status: str = "True") -> Condition | None:
         for c in self.remote_conditions:
             if c.type == typ and c.status == status:
                 return c
         return None
+
+
+def _holds_values(mapping: Any) -> bool:
+    """A Secret's `data`/`stringData` holds values: it is anything but empty or the marker."""
+    return isinstance(mapping, dict) and bool(mapping) and mapping != REDACTED_SECRET_DATA
+
+
+def secret_fields_with_values(manifest: dict[str, Any]) -> tuple[str, ...]:
+    """The fields of an echoed remote object that still hold a v1 Secret's values: `data`,
+    `stringData`, and the last-applied annotation when the manifest it keeps holds some.
+    Names only: a caller reports where values are, never what they are."""
+    if manifest.get("apiVersion") != "v1" or manifest.get("kind") != "Secret":
+        return ()
+    found = [name for name in ("data", "stringData") if _holds_values(manifest.get(name))]
+    metadata = manifest.get("metadata")
+    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+    applied = annotations.get(LAST_APPLIED) if isinstance(annotations, dict) else None
+    if isinstance(applied, str):
+        try:
+            kept = json.loads(applied)
+        except ValueError:
+            kept = None
+        if isinstance(kept, dict) and any(
+            _holds_values(kept.get(name)) for name in ("data", "stringData")
+        ):
+            found.append(f"metadata.annotations[{LAST_APPLIED}]")
+    return tuple(found)

@@ -73,6 +73,15 @@ def _inventory(plane: ControlPlane) -> dict[str, Any]:
     return out
 
 
+def sanitize_secrets_setting(settings: dict[str, Any]) -> bool:
+    """`sanitizeSecrets` of simulation.yaml: whether the simulated provider-kubernetes runs
+    with --sanitize-secrets (default true, as docs/getting-started.md installs it)."""
+    value = settings.get("sanitizeSecrets", True)
+    if not isinstance(value, bool):
+        raise FleetError(f"simulation.yaml: sanitizeSecrets must be true or false, not {value!r}")
+    return value
+
+
 def simulate_fleet(
     directory: Path,
     *,
@@ -97,6 +106,7 @@ def simulate_fleet(
         raise FleetError("cannot find this repository's Compositions (apis/*/composition.yaml)")
     plane = ControlPlane(fleet, compositions, call, workload_clusters(fleet, settings), faults)
     plane.order = random.Random(seed) if seed is not None else None
+    plane.providers.sanitize_secrets = sanitize_secrets_setting(settings)
     noted = refused = 0
     while plane.round < limit:
         plane.run_round()

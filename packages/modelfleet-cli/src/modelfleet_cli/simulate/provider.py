@@ -3,7 +3,8 @@
 Like the real providers, they act on managed resources stored on the control plane: apply
 the Object's manifest to the workload cluster its provider config reaches, honour
 managementPolicies, resolve `references[].patchesFrom` from control-plane Secrets, echo the
-remote object in `status.atProvider.manifest`, and set Synced and Ready (Ready from the
+remote object in `status.atProvider.manifest` (a Secret's data redacted, as with
+`--sanitize-secrets`, unless `sanitize_secrets` is off), and set Synced and Ready (Ready from the
 `DeriveFromCelQuery` readiness query when there is one).
 """
 
@@ -20,6 +21,7 @@ from modelfleet_contracts.api import (
 )
 from modelfleet_contracts.conditions import Status
 from modelfleet_contracts.fields import list_at, mapping_at, mapping_path
+from modelfleet_contracts.observed import REDACTED_SECRET_DATA
 
 from modelfleet_cli.simulate.readiness import ReadinessError, evaluate
 from modelfleet_cli.simulate.workload import ApplyError, WorkloadCluster
@@ -63,13 +65,13 @@ def _get_path(source: dict[str, Any], path: str) -> Any:
     return value
 
 
-def _redacted(remote: dict[str, Any]) -> dict[str, Any]:
-    """What the provider echoes: a Secret's values are never copied into a status."""
+def _echo(remote: dict[str, Any], sanitize_secrets: bool) -> dict[str, Any]:
+    """What the provider copies into `status.atProvider.manifest`: the remote object, with a
+    v1 Secret's `data` replaced by the redaction marker when it runs with `--sanitize-secrets`
+    (the whole field, as its `setAtProvider` does; without the flag the values are copied)."""
     echo = copy.deepcopy(remote)
-    if echo.get("kind") == "Secret":
-        for field in ("data", "stringData"):
-            if isinstance(echo.get(field), dict):
-                echo[field] = dict.fromkeys(echo[field], "REDACTED")
+    if sanitize_secrets and echo.get("apiVersion") == "v1" and echo.get("kind") == "Secret":
+        echo["data"] = dict(REDACTED_SECRET_DATA)
     return echo
 
 
@@ -88,6 +90,9 @@ class Providers:
         self._provider_configs = provider_configs
         self._secrets = secrets
         self.unreachable: set[str] = set()  # clusters the providers cannot reach right now
+        # provider-kubernetes' --sanitize-secrets, on as the install docs run it; off shows
+        # what compose-model-cache reports when the credentials are echoed.
+        self.sanitize_secrets = True
 
     def _cluster(self, obj: dict[str, Any]) -> WorkloadCluster:
         name = str(mapping_path(obj, "spec", "providerConfigRef").get("name") or "")
@@ -164,7 +169,7 @@ class Providers:
 
     def _observed(self, obj: dict[str, Any], remote: dict[str, Any]) -> None:
         status = obj.setdefault("status", {})
-        status["atProvider"] = {"manifest": _redacted(remote)}
+        status["atProvider"] = {"manifest": _echo(remote, self.sanitize_secrets)}
         readiness = mapping_at(mapping_at(obj, "spec"), "readiness")
         synced = Status.true("Synced", "ReconcileSuccess").as_condition()
         if readiness.get("policy") == "DeriveFromCelQuery":

@@ -5,9 +5,11 @@ metadata dropped), without converting the resource to plain data and back: a fun
 keeps an Object unchanged pays for a copy in C, not for every value of its manifest.
 """
 
+from typing import Any
+
 from google.protobuf import struct_pb2
 
-from modelfleet_contracts.objects import SERVER_SET_METADATA
+from modelfleet_contracts.objects import SECRET_VALUE_FIELDS, SERVER_SET_METADATA
 
 _KEPT = frozenset({"apiVersion", "kind", "metadata", "spec"})
 
@@ -21,6 +23,7 @@ def carry_forward_into(target: struct_pb2.Struct, observed: struct_pb2.Struct) -
     for key in ("apiVersion", "kind"):
         if key not in fields:
             fields[key].null_value = struct_pb2.NULL_VALUE
+    _drop_secret_values(fields)
     if "metadata" not in fields:
         return
     metadata = fields["metadata"]
@@ -33,3 +36,29 @@ def carry_forward_into(target: struct_pb2.Struct, observed: struct_pb2.Struct) -
             del meta_fields[key]
     if not meta_fields:
         del fields["metadata"]
+
+
+def _mapping(fields: Any, key: str) -> Any:
+    value = fields.get(key)
+    return (
+        value.struct_value.fields if value is not None and value.HasField("struct_value") else None
+    )
+
+
+def _text(fields: Any, key: str) -> str:
+    value = fields.get(key)
+    return value.string_value if value is not None else ""
+
+
+def _drop_secret_values(fields: Any) -> None:
+    """Leave out a carried Secret's values, as `objects.carry_forward` does."""
+    spec = _mapping(fields, "spec")
+    provider = _mapping(spec, "forProvider") if spec is not None else None
+    manifest = _mapping(provider, "manifest") if provider is not None else None
+    if manifest is None:
+        return
+    if (_text(manifest, "apiVersion"), _text(manifest, "kind")) != ("v1", "Secret"):
+        return
+    for key in SECRET_VALUE_FIELDS:
+        if key in manifest:
+            del manifest[key]

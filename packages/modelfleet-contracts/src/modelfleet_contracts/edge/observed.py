@@ -4,9 +4,9 @@ string, zero), never raises."""
 
 from typing import Any
 
-from google.protobuf import struct_pb2
+from google.protobuf import json_format, struct_pb2
 
-from modelfleet_contracts.observed import Condition, ObservedObject
+from modelfleet_contracts.observed import Condition, ObservedObject, secret_fields_with_values
 
 
 def _struct(fields: Any, key: str) -> Any:
@@ -46,10 +46,11 @@ def read_observed(s: struct_pb2.Struct) -> ObservedObject:
             failure = message
             break
     remote = _struct(status, "atProvider")
-    remote = _struct(remote, "manifest") if remote is not None else None
-    remote = _struct(remote, "status") if remote is not None else None
+    manifest = _struct(remote, "manifest") if remote is not None else None
+    exposed = _exposed_secret_fields(manifest) if manifest is not None else ()
+    remote = _struct(manifest, "status") if manifest is not None else None
     if not remote:
-        return ObservedObject(failure_message=failure)
+        return ObservedObject(failure_message=failure, exposed_secret_fields=exposed)
     return ObservedObject(
         remote_seen=True,
         remote_phase=_string(remote, "phase"),
@@ -65,4 +66,16 @@ def read_observed(s: struct_pb2.Struct) -> ObservedObject:
         remote_succeeded=_count(remote, "succeeded"),
         remote_failed=_count(remote, "failed"),
         failure_message=failure,
+        exposed_secret_fields=exposed,
     )
+
+
+def _exposed_secret_fields(manifest: Any) -> tuple[str, ...]:
+    """`secret_fields_with_values` of an echoed manifest; only a Secret's (a few keys) is
+    converted to plain data."""
+    if _string(manifest, "kind") != "Secret":
+        return ()
+    echoed = struct_pb2.Struct()
+    for key, value in manifest.items():
+        echoed.fields[key].CopyFrom(value)
+    return secret_fields_with_values(json_format.MessageToDict(echoed))
