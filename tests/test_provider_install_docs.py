@@ -1,0 +1,49 @@
+"""The docs install provider-kubernetes so that it redacts the credentials it copies: a
+DeploymentRuntimeConfig whose provider container gets the flags compose-model-cache asks for
+when it sees credentials echoed, referenced by the Provider."""
+
+import re
+from pathlib import Path
+
+import pytest
+from compose_model_cache import credentials
+from test_docs import DOCS, manifests
+
+PAGES = ["getting-started.md", "modelcache.md"]
+FLAGS = ["--sanitize-secrets", "--enable-server-side-apply"]
+
+
+def _install(page: str) -> tuple[dict, dict]:
+    """The page's DeploymentRuntimeConfig and the provider-kubernetes Provider."""
+    found = manifests(DOCS / page)
+    configs = [m for m in found if m["kind"] == "DeploymentRuntimeConfig"]
+    providers = [
+        m
+        for m in found
+        if m["kind"] == "Provider" and "provider-kubernetes" in m["spec"]["package"]
+    ]
+    assert len(configs) == 1 and len(providers) == 1, page
+    return configs[0], providers[0]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_provider_kubernetes_runs_with_the_redacting_flags(page):
+    config, provider = _install(page)
+    assert config["apiVersion"] == "pkg.crossplane.io/v1beta1"
+    pod = config["spec"]["deploymentTemplate"]["spec"]["template"]["spec"]
+    runtime = [c for c in pod["containers"] if c["name"] == "package-runtime"]
+    assert len(runtime) == 1, "the provider's container is named package-runtime"
+    assert all(isinstance(a, str) for a in runtime[0]["args"])
+    assert set(FLAGS) <= set(runtime[0]["args"])
+    assert provider["apiVersion"] == "pkg.crossplane.io/v1"
+    assert provider["spec"]["runtimeConfigRef"]["name"] == config["metadata"]["name"]
+
+
+def test_both_pages_install_it_the_same_way():
+    assert _install(PAGES[0]) == _install(PAGES[1])
+
+
+def test_the_flags_the_warning_asks_for_are_the_ones_installed():
+    source = Path(credentials.__file__).read_text()
+    asked = set(re.findall(r"--[a-z]+(?:-[a-z]+)+", source))
+    assert asked == set(FLAGS)
