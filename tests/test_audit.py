@@ -3,6 +3,7 @@
 Each scenario uses its own `Audit`, so the planted problems here never fail the real run.
 """
 
+import json
 import logging
 import sys
 from pathlib import Path
@@ -11,8 +12,9 @@ import pytest
 import yaml
 from crossplane.function import resource
 from modelfleet_contracts.edge.runner import SafeRunner
+from modelfleet_contracts.observed import LAST_APPLIED
 from modelfleet_devtools import audit
-from modelfleet_devtools.requests import desired_resources, run_function_request
+from modelfleet_devtools.requests import conditions, desired_resources, run_function_request
 from modelfleet_devtools.secrets import HF_TOKEN, TEST_TOKENS, encodings, secret
 from modelfleet_devtools.validation import validate_manifest
 from modelfleet_devtools.world import inference_cluster, observed_object
@@ -77,25 +79,37 @@ def test_a_function_logging_its_request_is_caught():
     assert any(leak.source == "log" for leak in found.leaks)
 
 
-def test_compose_model_cache_never_copies_the_token_it_is_tempted_with():
-    """The token sits in the control-plane Secret and in the remote Secret as
-    provider-kubernetes echoes it back; the function composes the reference only."""
+@pytest.mark.parametrize("connected", [True, False], ids=["composes", "keeps what it composed"])
+def test_compose_model_cache_never_copies_the_token_it_is_tempted_with(connected):
+    """The token sits in the control-plane Secret and everywhere provider-kubernetes run
+    without --sanitize-secrets puts it: the echoed remote Secret's data and last-applied
+    annotation, and (its releases) the Object's own manifest. The function composes the
+    reference only, warns about the exposure, and keeps a blocked cluster's Object without
+    the values."""
     clusters = [inference_cluster("gke-us")]
     first = CACHE_RUNNER.run(run_function_request(VALID_CACHE, required={CLUSTERS: clusters}))
     composed = desired_resources(first)
     creds = next(k for k in composed if k.endswith("creds"))
     echoed = observed_object(composed[creds], ready=True)
-    echoed["status"]["atProvider"]["manifest"]["data"] = USER_SECRET["data"]
+    remote = echoed["status"]["atProvider"]["manifest"]
+    written = composed[creds]["spec"]["forProvider"]["manifest"] | {"data": USER_SECRET["data"]}
+    remote["data"] = USER_SECRET["data"]
+    remote["metadata"]["annotations"] = {LAST_APPLIED: json.dumps(written)}
+    echoed["spec"]["forProvider"]["manifest"] = written
     observed = {**composed, creds: echoed}
+    clusters = [inference_cluster("gke-us", connected=connected)]
     req = run_function_request(
         VALID_CACHE, observed=observed, required={CLUSTERS: [*clusters, USER_SECRET]}
     )
     found = audit.Audit()
-    found.record_call("compose-model-cache", req, CACHE_RUNNER.run(req))
+    rsp = CACHE_RUNNER.run(req)
+    found.record_call("compose-model-cache", req, rsp)
     assert found.planted_requests == 1
     assert found.leaks == []
     assert found.invalid == []
     assert found.manifests_validated == len(composed)
+    assert conditions(rsp)["CredentialsRedacted"].reason == "ExposedByProvider"
+    assert creds in desired_resources(rsp)
 
 
 def test_an_invalid_manifest_fails_the_audit_only_for_an_admissible_xr():
