@@ -2,8 +2,8 @@
 and the fleet survives the faults of issue 8 (nothing precious deleted on clusters that still
 match, phases recover, the user is told)."""
 
-import io
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +15,15 @@ from modelfleet_cli.exit_codes import ExitCode
 from modelfleet_cli.functions import running_functions
 from modelfleet_cli.simulate import simulate
 from modelfleet_cli.simulate.clusters import workload_clusters
-from modelfleet_cli.simulate.command import FUNCTIONS, simulate_fleet
+from modelfleet_cli.simulate.command import FUNCTIONS
 from modelfleet_cli.simulate.control_plane import ControlPlane
 from modelfleet_cli.simulate.fleet import load_fleet
-from modelfleet_cli.simulate.timeline import Progress, Timeline
 from modelfleet_contracts.api import API_VERSION, MODEL_CACHE, MODEL_DEPLOYMENT
 from modelfleet_devtools.audit import record_text
+
+# Test helpers sit beside the tests (pytest runs in importlib mode).
+sys.path.insert(0, str(Path(__file__).parent))
+from simulate_runs import simulate_with_timeline
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 EXAMPLE_DIRS = sorted(p for p in EXAMPLES.iterdir() if p.is_dir() and any(p.glob("*.yaml")))
@@ -34,17 +37,9 @@ def functions():
 
 
 def run(functions, directory: Path, *faults: str, rounds: int | None = None) -> dict[str, Any]:
-    timeline = io.StringIO()
-    result = simulate_fleet(
-        directory,
-        rounds=rounds,
-        fault_texts=faults,
-        timeline=Timeline(out=timeline),
-        progress=Progress(enabled=False),
-        call=functions,
-    )
+    timeline, result = simulate_with_timeline(functions, directory, *faults, rounds=rounds)
     # The functions run in subprocesses: their statuses and events reach the audit as text.
-    record_text(f"modelfleet simulate {directory.name}", timeline.getvalue())
+    record_text(f"modelfleet simulate {directory.name}", timeline)
     record_text(f"modelfleet simulate {directory.name} result", json.dumps(result, default=str))
     return result
 

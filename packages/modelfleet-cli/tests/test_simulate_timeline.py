@@ -4,13 +4,19 @@ before."""
 
 import io
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from modelfleet_cli.functions import running_functions
-from modelfleet_cli.simulate.command import FUNCTIONS, simulate_fleet
-from modelfleet_cli.simulate.timeline import Progress, Timeline
+from modelfleet_cli.simulate.command import FUNCTIONS
+from modelfleet_cli.simulate.timeline import Timeline
+from modelfleet_devtools.audit import record_text
+
+# Test helpers sit beside the tests (pytest runs in importlib mode).
+sys.path.insert(0, str(Path(__file__).parent))
+from simulate_runs import simulate_with_timeline
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 HEADER = re.compile(r"^round (\d+) +(\S+ \S+) {2,}(.*)$")
@@ -53,16 +59,9 @@ def functions():
 
 
 def timeline_and_result(functions, directory: Path, *faults: str) -> tuple[str, dict[str, Any]]:
-    out = io.StringIO()
-    result = simulate_fleet(
-        directory,
-        rounds=None,
-        fault_texts=faults,
-        timeline=Timeline(out=out),
-        progress=Progress(enabled=False),
-        call=functions,
-    )
-    return out.getvalue(), result
+    text, result = simulate_with_timeline(functions, directory, *faults)
+    record_text(f"modelfleet simulate {directory.name} {' '.join(faults)}", text)
+    return text, result
 
 
 def blocks(text: str) -> list[tuple[int, str, list[str]]]:
