@@ -3,10 +3,11 @@ request size limit large enough for a 1000-cluster fleet, and a serve loop that 
 cleanly on SIGTERM (what Kubernetes sends) and SIGINT (Ctrl-C).
 
 The SDK's own loop (`crossplane.function.runtime.serve`) schedules the server's stop from
-its SIGTERM handler as a task nothing awaits, so the process exits with "Task was destroyed
-but it is pending!" and a never-awaited coroutine on stderr, and ignores SIGINT. This loop
-owns its event loop: a signal stops accepting new calls, lets the calls in flight finish
-within a grace period, and returns, so the process exits 0.
+its SIGTERM handler as a task nothing awaits and leaves SIGINT to KeyboardInterrupt: issue 11
+saw "Task was destroyed but it is pending!" and a never-awaited coroutine on stderr, and
+here it exited 143, not 0. This loop owns its event loop: a signal stops accepting new
+calls, lets the calls in flight finish within a grace period, and returns, so the process
+exits 0.
 """
 
 import asyncio
