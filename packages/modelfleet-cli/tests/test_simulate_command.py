@@ -12,6 +12,7 @@ from modelfleet_cli.simulate import simulate
 from modelfleet_cli.simulate.command import exit_code
 
 QUICKSTART = Path(__file__).resolve().parents[3] / "examples" / "quickstart"
+STORAGE = QUICKSTART.parent / "storage"  # clusters only: no cache, so no hydration Job
 
 
 def invoke(*args: str):
@@ -44,24 +45,29 @@ def test_a_file_is_named_as_such():
 
 
 NO_EFFECT = [
-    pytest.param("cluster-flaps:no-such-cluster@2", id="a cluster that does not exist"),
+    pytest.param(QUICKSTART, "cluster-flaps:no-such-cluster@2", id="a cluster that does not exist"),
     pytest.param(
-        "observed-missing:ModelCache/ml-team/no-such-cache@2", id="an XR that is not there"
+        QUICKSTART,
+        "observed-missing:ModelCache/ml-team/no-such-cache@2",
+        id="an XR that is not there",
     ),
-    pytest.param("cache-deleted:ml-team/no-such-cache@2", id="deleting a cache that is not there"),
+    pytest.param(
+        QUICKSTART, "cache-deleted:ml-team/no-such-cache@2", id="deleting a cache that is not there"
+    ),
+    pytest.param(STORAGE, "hydration-fails:gke-eu", id="a hydration fault where nothing hydrates"),
 ]
 
 
-@pytest.mark.parametrize("fault", NO_EFFECT)
-def test_a_fault_that_never_takes_effect_is_reported_and_fails_the_run(fault):
-    outcome = invoke(str(QUICKSTART), "--fault", fault, "--output", "json")
+@pytest.mark.parametrize(("fleet", "fault"), NO_EFFECT)
+def test_a_fault_that_never_takes_effect_is_reported_and_fails_the_run(fleet, fault):
+    outcome = invoke(str(fleet), "--fault", fault, "--output", "json")
     result = json.loads(outcome.output)
     [verdict] = result["faults"]
     assert verdict["took_effect"] is None and not verdict["survived"]
     assert result["result"] == "Ready"  # the fleet is fine; the fault tested nothing
     assert outcome.exit_code == ExitCode.FAULT_NOT_SURVIVED
 
-    timeline = invoke(str(QUICKSTART), "--fault", fault)
+    timeline = invoke(str(fleet), "--fault", fault)
     assert "did not take effect" in timeline.output and "survived" not in timeline.output
 
 
