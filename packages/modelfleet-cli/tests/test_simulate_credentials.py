@@ -3,19 +3,21 @@ default) or with its values (`sanitizeSecrets: false` in simulation.yaml), and
 compose-model-cache warns, once, in the second case only; the token never reaches the
 timeline or the JSON result either way."""
 
-import io
 import json
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from modelfleet_cli.functions import running_functions
-from modelfleet_cli.simulate.command import FUNCTIONS, simulate_fleet
+from modelfleet_cli.simulate.command import FUNCTIONS
 from modelfleet_cli.simulate.fleet import FleetError
-from modelfleet_cli.simulate.timeline import Progress, Timeline
 from modelfleet_devtools.audit import record_text
 from modelfleet_devtools.secrets import EXAMPLE_HF_TOKEN, encodings
+
+sys.path.insert(0, str(Path(__file__).parent))
+from simulate_runs import simulate_with_timeline
 
 GATED = Path(__file__).resolve().parents[3] / "examples" / "gated-model"
 WARNING = "CredentialsRedacted ExposedByProvider"
@@ -36,18 +38,10 @@ def _fleet(tmp_path: Path, settings: str | None) -> Path:
 
 
 def _simulate(functions: Any, fleet: Path) -> tuple[dict[str, Any], str]:
-    timeline = io.StringIO()
-    result = simulate_fleet(
-        fleet,
-        rounds=None,
-        fault_texts=(),
-        timeline=Timeline(out=timeline),
-        progress=Progress(enabled=False),
-        call=functions,
-    )
+    timeline, result = simulate_with_timeline(functions, fleet)
     text = json.dumps(result, default=str)
-    record_text("modelfleet simulate gated-model (sanitizeSecrets)", timeline.getvalue() + text)
-    return result, timeline.getvalue()
+    record_text("modelfleet simulate gated-model (sanitizeSecrets)", timeline + text)
+    return result, timeline
 
 
 @pytest.mark.parametrize(
