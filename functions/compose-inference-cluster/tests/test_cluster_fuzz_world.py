@@ -19,6 +19,7 @@ from modelfleet_devtools.fuzz import (
     mutate_status,
     resolved,
     says_something,
+    waits_for_crossplane,
 )
 from modelfleet_devtools.requests import desired_resources, desired_status
 from modelfleet_devtools.world import observed_object
@@ -69,3 +70,5 @@ def test_a_flapping_world_never_drops_what_the_unchanged_spec_composed(name, dat
     assert not crashed(rsp)
     assert says_something(rsp)
     assert dropped(observed, desired_resources(rsp), observed) == []
+    if config is None and "providerConfigName" in xr["spec"]["connection"]:
+        assert waits_for_crossplane(rsp, "Connected")

@@ -12,6 +12,7 @@ from modelfleet_devtools.requests import (
     conditions,
     desired_resources,
     desired_status,
+    events,
     run_function_request,
 )
 from modelfleet_devtools.validation import assert_valid, require_shared_schemas, validate_manifest
@@ -249,25 +250,41 @@ def test_observe_only_class_and_named_connection_are_valid():
     assert composed[LWS]["spec"]["providerConfigRef"]["name"] == "gke-us-pc"
 
 
-def test_unresolved_provider_config_keeps_everything_and_the_previous_connected():
+@pytest.mark.parametrize(
+    ("connected_before", "connected_now"),
+    [
+        pytest.param("True", True, id="connected: consumers keep acting on it"),
+        pytest.param("False", False, id="not connected yet"),
+        pytest.param(None, False, id="first call: nothing reported yet"),
+    ],
+)
+def test_unresolved_provider_config_keeps_everything_and_says_what_is_awaited(
+    connected_before, connected_now
+):
     xr = cluster({"managed": PROVISIONERS[3][1]}, connection={"providerConfigName": "gke-us-pc"})
     found = {NAMED_PROVIDER_CONFIG: [{"metadata": {"name": "gke-us-pc"}}]}
-    composed = desired_resources(run(xr, required=found))
-    xr["status"] = {
-        "providerConfigName": "gke-us-pc",
-        "workloadNamespace": "modelfleet",
-        "conditions": [{"type": "Connected", "status": "True", "reason": "Available"}],
-    }
+    composed = desired_resources(run(xr, required=found)) if connected_before else {}
+    if connected_before:
+        xr["status"] = {
+            "providerConfigName": "gke-us-pc",
+            "workloadNamespace": "modelfleet",
+            "conditions": [
+                {"type": "Connected", "status": connected_before, "reason": "Available"}
+            ],
+        }
     rsp = run(xr, composed)  # Crossplane has not resolved the requirement in this call
     assert set(desired_resources(rsp)) == set(composed)
-    assert cond(rsp, "Connected") == (True, "Available")
-    assert desired_status(rsp)["workloadNamespace"] == "modelfleet"
+    assert desired_status(rsp).get("workloadNamespace") == (
+        "modelfleet" if connected_before else None
+    )
     assert rsp.desired.composite.ready == fnv1.READY_FALSE
-
-    del xr["status"]
-    first = run(xr)
-    assert cond(first, "Connected") == (False, "Resolving")
-    assert "gke-us-pc" in conditions(first)["Connected"].message
+    assert cond(rsp, "Connected") == (connected_now, "Resolving")
+    message = conditions(rsp)["Connected"].message
+    assert message == (
+        "waiting for Crossplane to resolve ClusterProviderConfig gke-us-pc; "
+        "everything composed before is kept as it is"
+    )
+    assert events(rsp) == [("Normal", f"Connected Resolving: {message}")]
 
 
 def test_leaderworkerset_default_version_is_named_in_the_condition():

@@ -20,6 +20,7 @@ from modelfleet_devtools.fuzz import (
     mutate_status,
     resolved,
     says_something,
+    waits_for_crossplane,
 )
 from modelfleet_devtools.secrets import TEST_TOKENS, secret
 from modelfleet_devtools.world import inference_cluster, observed_object
@@ -94,6 +95,7 @@ def test_a_flapping_world_never_costs_a_still_matching_cluster_its_weights(name,
     desired = desired_resources(rsp)
     if clusters is None:
         assert dropped(observed, desired, observed) == [], "unresolved clusters keep everything"
+        assert waits_for_crossplane(rsp, "ArtifactReady")
         return
     phases = {r.get("name"): r.get("phase") for r in rows(rsp).values()}
     for cluster in present:

@@ -22,15 +22,51 @@ from cache_world import (
 )
 from compose_model_cache.core import resource_keys
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelfleet_devtools.requests import desired_status, events, requirement_names
+from modelfleet_devtools.requests import (
+    condition_status,
+    desired_status,
+    events,
+    requirement_names,
+)
 from modelfleet_devtools.world import inference_cluster, observed_object
 
 
-def test_first_call_only_asks_for_the_clusters_and_keeps_everything():
-    rsp = reconcile(model_cache(), clusters=None)
+def staged_on_us() -> tuple[dict, dict]:
+    """A cache Ready on gke-us as Crossplane stores it, and what it composed there."""
+    xr = model_cache()
+    claim, _, job = resource_keys("gke-us")
+    composed = desired_resources(reconcile(xr, [US]))
+    observed = {claim: bound(composed[claim]), job: complete(composed[job])}
+    rsp = reconcile(xr, [US], observed)
+    assert reason(rsp, "ArtifactReady") == "Staged"
+    return with_status(xr, rsp), observed | {
+        k: observed_object(v) for k, v in desired_resources(rsp).items() if k not in observed
+    }
+
+
+@pytest.mark.parametrize(
+    ("staged", "artifact_ready"),
+    [
+        pytest.param(False, "False", id="first call: nothing composed or reported yet"),
+        pytest.param(True, "True", id="staged cache: ArtifactReady keeps True"),
+    ],
+)
+def test_unresolved_clusters_keep_everything_and_say_what_is_awaited(staged, artifact_ready):
+    xr, observed = staged_on_us() if staged else (model_cache(), {})
+    rsp = reconcile(xr, clusters=None, observed=observed)
     assert requirement_names(rsp) == {"inference-clusters"}
-    assert desired_resources(rsp) == {}
-    assert not events(rsp)
+    assert set(desired_resources(rsp)) == set(observed)  # not "no cluster matches"
+    assert desired_status(rsp) == {
+        k: v for k, v in xr.get("status", {}).items() if k != "conditions"
+    }
+    assert rsp.desired.composite.ready == fnv1.READY_FALSE
+    [c] = rsp.conditions
+    assert (c.type, condition_status(c), c.reason) == ("ArtifactReady", artifact_ready, "Resolving")
+    assert c.message == (
+        "waiting for Crossplane to resolve the InferenceClusters matching spec.clusterSelector"
+        "; everything composed before is kept as it is"
+    )
+    assert events(rsp) == [("Normal", f"ArtifactReady Resolving: {c.message}")]
 
 
 def test_two_clusters_walk_pending_hydrating_ready():

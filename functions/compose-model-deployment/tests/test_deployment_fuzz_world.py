@@ -22,6 +22,7 @@ from modelfleet_devtools.fuzz import (
     mutate_status,
     resolved,
     says_something,
+    waits_for_crossplane,
 )
 from modelfleet_devtools.requests import desired_resources, desired_status, run_function_request
 from modelfleet_devtools.world import H100, inference_cluster
@@ -68,6 +69,7 @@ def test_a_flapping_world_never_drops_a_replica_on_a_cluster_that_still_exists(n
     desired = desired_resources(rsp)
     if clusters is None or others is None or (cache is None and uses_cache):
         assert dropped(observed, desired, observed) == [], "unresolved inputs keep everything"
+        assert waits_for_crossplane(rsp, "Scheduled")
         return
     still_there = [replica_key(c["metadata"]["name"]) for c in present]
     assert dropped(observed, desired, still_there) == []

@@ -16,6 +16,7 @@ from modelfleet_devtools.requests import (
     conditions,
     desired_resources,
     desired_status,
+    events,
     run_function_request,
 )
 from modelfleet_devtools.validation import assert_valid
@@ -126,19 +127,29 @@ def test_no_matching_cluster():
     assert rsp.desired.composite.ready == fnv1.READY_FALSE
 
 
-@pytest.mark.parametrize(
-    "unresolved",
-    [
+UNRESOLVED = [
+    # (case, requirements Crossplane has not resolved, words the Scheduled message names)
+    (
+        "nothing resolved yet",
         ("inference-clusters", "model-cache", "model-replicas"),
-        ("inference-clusters",),
-        ("model-cache",),
-        ("model-replicas",),
-    ],
-    ids=["nothing resolved yet", "clusters", "cache", "other replicas"],
+        ["matching spec.clusterSelector, the fleet's ModelReplicas and ModelCache kimi-k2"],
+    ),
+    ("clusters", ("inference-clusters",), ["the InferenceClusters matching spec.clusterSelector;"]),
+    ("cache", ("model-cache",), ["ModelCache kimi-k2"]),
+    ("other replicas", ("model-replicas",), ["the fleet's ModelReplicas"]),
+]
+
+
+@pytest.mark.parametrize(
+    ("unresolved", "named"), [pytest.param(*case[1:], id=case[0]) for case in UNRESOLVED]
 )
-def test_unresolved_inputs_keep_every_replica_as_it_is(unresolved):
+def test_unresolved_inputs_keep_every_replica_and_say_what_is_awaited(unresolved, named):
     xr = deployment(replicas=2, modelCacheRef={"name": "kimi-k2"})
-    placed = desired_resources(schedule(xr, [RWX], cache=cache_on("gke-us")))
+    first = schedule(xr, [RWX], cache=cache_on("gke-us"))
+    placed = desired_resources(first)
+    xr["status"] = desired_status(first) | {
+        "conditions": [{"type": "Scheduled", "status": "True", "reason": "Scheduled"}]
+    }
     required = {
         "inference-clusters": [RWX],
         "model-cache": [cache_on("gke-us")],
@@ -148,7 +159,16 @@ def test_unresolved_inputs_keep_every_replica_as_it_is(unresolved):
         del required[name]
     rsp = RUNNER.run(run_function_request(xr, observed=placed, required=required))
     assert desired_resources(rsp) == placed
+    assert desired_status(rsp) == desired_status(first)  # the last placement still shown
     assert rsp.desired.composite.ready == fnv1.READY_FALSE
+    # Scheduled keeps its status (the placement is not known to be wrong) and says why.
+    assert reason(rsp) == (True, "Resolving")
+    message = conditions(rsp)["Scheduled"].message
+    assert message.startswith("waiting for Crossplane to resolve ")
+    assert all(words in message for words in named), message
+    assert ("ModelCache" in message) == ("model-cache" in unresolved)  # only what is awaited
+    assert "kept as it is" in message
+    assert events(rsp) == [("Normal", f"Scheduled Resolving: {message}")]
 
 
 @pytest.mark.parametrize(

@@ -21,6 +21,7 @@ from modelfleet_devtools.fuzz import (
     mutate_status,
     resolved,
     says_something,
+    waits_for_crossplane,
 )
 from modelfleet_devtools.requests import desired_resources, desired_status, run_function_request
 from modelfleet_devtools.world import inference_cluster, observed_object
@@ -69,3 +70,5 @@ def test_a_flapping_world_never_tears_down_a_composed_workload(name, data):
     assert not crashed(rsp)
     assert says_something(rsp)
     assert dropped(observed, desired_resources(rsp), [WORKLOAD, SERVICE]) == []
+    if cluster is None or (cache is None and "modelCacheRef" in xr["spec"]):
+        assert waits_for_crossplane(rsp, "WorkloadReady")

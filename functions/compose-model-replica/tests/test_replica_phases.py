@@ -8,6 +8,7 @@ from compose_model_replica.core import SERVICE, USAGE, WORKLOAD
 from compose_model_replica.fn import CACHE, CLUSTER
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_devtools.requests import (
+    condition_status,
     desired_resources,
     desired_status,
     events,
@@ -52,11 +53,45 @@ def test_a_running_workload_survives_uncertainty(name, cluster, cache, phase):
     assert "keeping the running workload" in desired_status(rsp)["message"]
 
 
-def test_unresolved_requirements_keep_everything():
+UNRESOLVED = [
+    # (case, requirements resolved, WorkloadReady before, WorkloadReady now, what is awaited)
+    (
+        "nothing resolved, serving",
+        {},
+        "True",
+        "True",
+        "InferenceCluster gke-us and ModelCache kimi-k2",
+    ),
+    ("cluster unresolved, serving", {CACHE}, "True", "True", "InferenceCluster gke-us;"),
+    ("cache unresolved, serving", {CLUSTER}, "True", "True", "ModelCache kimi-k2;"),
+    ("cache unresolved, waiting for it", {CLUSTER}, "False", "False", "ModelCache kimi-k2;"),
+    ("no WorkloadReady reported yet", {}, None, "False", "InferenceCluster gke-us and"),
+]
+
+
+@pytest.mark.parametrize(
+    ("answered", "before", "now", "awaited"),
+    [pytest.param(*case[1:], id=case[0]) for case in UNRESOLVED],
+)
+def test_unresolved_requirements_keep_everything_and_say_what_is_awaited(
+    answered, before, now, awaited
+):
     xr = replica(nodes=1)
     composed = desired_resources(run(xr, cache=model_cache("Ready")))
-    rsp = RUNNER.run(run_function_request(xr, observed=composed))
-    assert set(desired_resources(rsp)) == {WORKLOAD, SERVICE, USAGE}
+    status = {"phase": "Ready", "message": "", "replicas": 1, "readyReplicas": 1}
+    if before is not None:
+        condition = {"type": "WorkloadReady", "status": before, "reason": "Ready"}
+        xr["status"] = status | {"conditions": [condition]}
+    resolved = {CLUSTER: [GKE], CACHE: [model_cache("Ready")]}
+    required = {k: v for k, v in resolved.items() if k in answered}
+    rsp = RUNNER.run(run_function_request(xr, observed=composed, required=required))
+    assert desired_resources(rsp) == composed  # workload, Service and Usage, unchanged
+    assert desired_status(rsp) == (status if before is not None else {})
+    assert rsp.desired.composite.ready == fnv1.READY_FALSE
+    [c] = rsp.conditions
+    assert (c.type, condition_status(c), c.reason) == ("WorkloadReady", now, "Resolving")
+    assert c.message.startswith(f"waiting for Crossplane to resolve {awaited}"), c.message
+    assert events(rsp) == [("Normal", f"WorkloadReady Resolving: {c.message}")]
 
 
 @pytest.mark.parametrize(

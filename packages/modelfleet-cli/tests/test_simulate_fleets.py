@@ -133,15 +133,8 @@ FAULTS = [
     ),
     pytest.param(
         "requirement-unresolved:*@6",
-        "",
+        "Resolving: waiting for Crossplane to resolve",
         id="every requirement unresolved for a round",
-        # Nothing is lost and the fleet recovers, but every XR turns Ready=False for the
-        # round without a word (each function answers as to a first call of the requirements
-        # loop). It used to pass only when the fleet was still converging in that round, so
-        # that some other message fell into the window.
-        marks=pytest.mark.xfail(
-            strict=True, reason="the functions go Ready=False without saying why"
-        ),
     ),
     pytest.param("cluster-deleted:gke-b@6", "gke-b", id="a cluster deleted"),
 ]
@@ -167,6 +160,20 @@ def test_fleet_survives_fault(functions, two_clusters, baseline, fault, told):
     assert verdict["survived"], verdict
     if told:
         assert any(told in line for line in verdict["told"]), verdict["told"]
+
+
+def test_every_xr_held_for_unresolved_requirements_says_what_it_waits_for(functions, two_clusters):
+    """Each XR goes Ready=False for the round; each one's main condition names what
+    Crossplane has not resolved, and the next round reads Ready again."""
+    result = run(functions, two_clusters, "requirement-unresolved:*@6")
+    [verdict] = result["faults"]
+    told = {
+        line.split(": ", 1)[0].removeprefix("round 6 ")
+        for line in verdict["told"]
+        if line.startswith("round 6 ") and "Resolving: waiting for Crossplane to resolve " in line
+    }
+    assert told == set(result["xrs"]) and len(told) == 6, verdict["told"]
+    assert all(xr["ready"] for xr in result["xrs"].values())
 
 
 def test_hydration_that_always_fails_is_reported_and_nothing_is_deleted(functions, two_clusters):

@@ -9,7 +9,7 @@ of reality would send them to a cluster that cannot take work yet.
 from typing import Any
 
 from modelfleet_contracts.clusters import RWX
-from modelfleet_contracts.conditions import Status, condition_true, previous_condition
+from modelfleet_contracts.conditions import Status, condition_true
 from modelfleet_contracts.fields import list_at, mapping_at, mapping_path
 from modelfleet_contracts.models.inferencecluster import (
     InferenceClusterSpec,
@@ -67,18 +67,6 @@ def _error(obj: dict[str, Any] | None) -> str:
     return ""
 
 
-def _still_resolving(xr: dict[str, Any], pc_name: str) -> Status:
-    before = previous_condition(xr, "Connected")
-    if before is not None:
-        return Status(
-            "Connected",
-            status=before.get("status") == "True",
-            reason=str(before.get("reason") or "Unknown"),
-            message=str(before.get("message") or ""),
-        )
-    return Status.false("Connected", "Resolving", f"looking up ClusterProviderConfig {pc_name}")
-
-
 def compose_cluster(
     xr: dict[str, Any],
     observed: dict[str, dict[str, Any]],
@@ -103,9 +91,9 @@ def compose_cluster(
     else:
         pc_name = connection.providerConfigName or ""
         if named_provider_config is None:
-            # Crossplane has not looked the provider config up yet: keep everything and the
-            # Connected condition as they were rather than guess.
-            return Outcome.held(_still_resolving(xr, pc_name))
+            # Crossplane has not looked the provider config up yet: keep everything, and
+            # Connected's status (consumers act on it), rather than guess.
+            return Outcome.resolving(xr, "Connected", f"ClusterProviderConfig {pc_name}")
         pc_exists = bool(named_provider_config)
 
     out.desired[NAMESPACE] = m.namespace_object(name, pc_name, namespace)

@@ -9,7 +9,7 @@ for a moment; only a cluster that no longer matches (or no longer exists) loses 
 
 from typing import Any
 
-from modelfleet_contracts.clusters import ClusterView, matches_selector
+from modelfleet_contracts.clusters import SELECTED_CLUSTERS, ClusterView, matches_selector
 from modelfleet_contracts.conditions import Status, previous_condition
 from modelfleet_contracts.fields import list_at, mapping_at
 from modelfleet_contracts.models.modelcache import ModelCacheSpec
@@ -93,7 +93,7 @@ def compose_cache(
         )
     if clusters is None:
         # Crossplane has not resolved the InferenceClusters yet: not "none exist".
-        return Outcome(keep_everything=True)
+        return Outcome.resolving(xr, "ArtifactReady", SELECTED_CLUSTERS)
 
     metadata = mapping_at(xr, "metadata")
     name, namespace = str(metadata.get("name", "")), str(metadata.get("namespace", ""))

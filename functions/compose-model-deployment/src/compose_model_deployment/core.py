@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from modelfleet_contracts.api import API_VERSION, MODEL_DEPLOYMENT, MODEL_REPLICA
-from modelfleet_contracts.clusters import ClusterView, matches_selector
+from modelfleet_contracts.clusters import SELECTED_CLUSTERS, ClusterView, matches_selector
 from modelfleet_contracts.conditions import Status
 from modelfleet_contracts.fields import list_at, mapping_at
 from modelfleet_contracts.labels import CLUSTER_LABEL, owner_labels
@@ -57,7 +57,12 @@ def compose_deployment(
         return Outcome.held(Status.false("Scheduled", "InvalidSpec", spec.message))
     cache_name = spec.modelCacheRef.name if spec.modelCacheRef else None
     if clusters is None or replicas is None or (cache_name and cache is None):
-        return Outcome.held()
+        unresolved = {
+            SELECTED_CLUSTERS: clusters is None,
+            "the fleet's ModelReplicas": replicas is None,
+            f"ModelCache {cache_name}": bool(cache_name) and cache is None,
+        }
+        return Outcome.resolving(xr, "Scheduled", *(w for w, u in unresolved.items() if u))
     if cache_name and not cache:
         missing = f"ModelCache {cache_name} not found in this namespace"
         return Outcome.held(

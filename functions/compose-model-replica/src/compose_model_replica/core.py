@@ -123,10 +123,13 @@ def compose_replica(
     if isinstance(spec, InvalidSpec):
         return Outcome.held(Status.false("WorkloadReady", "InvalidSpec", spec.message))
     cache_ref = spec.modelCacheRef
-    if cluster is None or (cache_ref and cache is None):
-        return Outcome.held()
-
     cluster_name = spec.clusterName
+    awaited = [f"InferenceCluster {cluster_name}"] if cluster is None else []
+    if cache_ref and cache is None:
+        awaited.append(f"ModelCache {cache_ref.name}")
+    if awaited:
+        return Outcome.resolving(xr, "WorkloadReady", *awaited)
+
     metadata = mapping_at(xr, "metadata")
     name, namespace = str(metadata.get("name", "")), str(metadata.get("namespace", ""))
     labels = {**owner_labels(MODEL_REPLICA, name, namespace), CLUSTER_LABEL: cluster_name}

@@ -12,6 +12,8 @@ from modelfleet_contracts.fields import as_int, list_at, mapping_at
 
 DEFAULT_WORKLOAD_NAMESPACE = "modelfleet"
 RWX = "ReadWriteMany"
+# What a cache or deployment waits for while Crossplane has not resolved its clusters.
+SELECTED_CLUSTERS = "the InferenceClusters matching spec.clusterSelector"
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,11 @@
 from dataclasses import dataclass, field
 from typing import Any
 
-from modelfleet_contracts.conditions import Status
+from modelfleet_contracts.conditions import Status, previous_condition
 from modelfleet_contracts.stamps import Stamp
+
+# The reason on a function's main condition while Crossplane has not resolved what it reads.
+RESOLVING = "Resolving"
 
 
 @dataclass
@@ -31,3 +34,24 @@ class Outcome:
     def held(cls, *conditions: Status) -> "Outcome":
         """Keep everything composed and reported before as it is; `conditions` say why."""
         return cls(keep_everything=True, conditions=list(conditions))
+
+    @classmethod
+    def resolving(
+        cls, xr: dict[str, Any], condition_type: str, awaited: str, *more: str
+    ) -> "Outcome":
+        """Held while Crossplane has not resolved `awaited` (a required resource's key is
+        absent, not empty: the first call of its requirements loop, or a Crossplane that
+        never resolves them). `condition_type`, the function's main condition, keeps the
+        status it had (False when it had none; consumers act on it, so an input not read
+        yet must not flip it) and says what is awaited under reason `Resolving`."""
+        before = previous_condition(xr, condition_type) or {}
+        waiting = f"{', '.join((awaited, *more[:-1]))} and {more[-1]}" if more else awaited
+        return cls.held(
+            Status(
+                condition_type,
+                before.get("status") == "True",
+                RESOLVING,
+                f"waiting for Crossplane to resolve {waiting}; "
+                "everything composed before is kept as it is",
+            )
+        )

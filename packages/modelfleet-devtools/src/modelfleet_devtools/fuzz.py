@@ -15,6 +15,7 @@ from typing import Any
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from hypothesis import strategies as st
+from modelfleet_contracts.outcome import RESOLVING
 
 # Strings a user or a broken controller could put anywhere, hostile ones included.
 NASTY_STRINGS = st.sampled_from(
@@ -100,6 +101,18 @@ def says_something(rsp: fnv1.RunFunctionResponse) -> bool:
     has_status = bool(rsp.desired.composite.resource.fields)
     explained = any(c.message for c in rsp.conditions)
     return bool(rsp.desired.resources) or has_status or explained
+
+
+def waits_for_crossplane(rsp: fnv1.RunFunctionResponse, condition_type: str) -> bool:
+    """The response to an unresolved requirement: not Ready, and `condition_type` (the
+    function's main condition) says what Crossplane has not resolved yet."""
+    said = next((c for c in rsp.conditions if c.type == condition_type), None)
+    return (
+        rsp.desired.composite.ready == fnv1.READY_FALSE
+        and said is not None
+        and said.reason == RESOLVING
+        and said.message.startswith("waiting for Crossplane to resolve ")
+    )
 
 
 def mutate_status(data: st.DataObject, obj: Mapping[str, Any]) -> dict[str, Any]:

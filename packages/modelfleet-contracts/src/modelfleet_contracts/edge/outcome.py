@@ -8,7 +8,7 @@ from modelfleet_contracts.edge import structs
 from modelfleet_contracts.edge.carry import carry_forward_into
 from modelfleet_contracts.edge.report import report, set_composite_ready
 from modelfleet_contracts.edge.runner import keep_observed_resources, keep_observed_status
-from modelfleet_contracts.outcome import Outcome
+from modelfleet_contracts.outcome import RESOLVING, Outcome
 from modelfleet_contracts.stamps import Stamp
 
 
@@ -38,5 +38,7 @@ def apply_outcome(
         if outcome.status is not None:
             structs.update(rsp.desired.composite.resource, {"status": outcome.status})
     if outcome.conditions:
-        report(rsp, observed_xr, *outcome.conditions, progress_reasons=progress_reasons)
+        # Waiting for Crossplane is work under way in every function: a Normal event.
+        progress = progress_reasons | {RESOLVING}
+        report(rsp, observed_xr, *outcome.conditions, progress_reasons=progress)
     set_composite_ready(rsp, outcome.ready and not outcome.keep_everything)
