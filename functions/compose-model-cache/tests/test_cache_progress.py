@@ -15,7 +15,7 @@ from cache_world import (
     rows,
     with_status,
 )
-from compose_model_cache.core import access_keys, resource_keys
+from compose_model_cache.core import MAX_HYDRATIONS, access_keys, resource_keys
 from compose_model_cache.hydrator.job_report import (
     BYTES_DONE,
     BYTES_TOTAL,
@@ -25,6 +25,7 @@ from compose_model_cache.hydrator.job_report import (
     REVISION,
 )
 from modelfleet_devtools.requests import desired_status
+from modelfleet_devtools.world import inference_cluster
 
 GIB = 1024**3
 COMMIT_A = "a" * 40
@@ -242,3 +243,31 @@ def test_an_s3_cache_reports_bytes_but_pins_nothing():
     )
     assert rows(rsp)["gke-us"]["bytesDone"] == 5
     assert "pinnedRevision" not in desired_status(rsp)
+
+
+def test_at_most_so_many_clusters_hydrate_at_once_and_a_running_job_keeps_its_slot():
+    fleet = [inference_cluster(f"c{i:03d}") for i in range(MAX_HYDRATIONS + 10)]
+    rsp = reconcile(model_cache(), fleet, validate=False)
+    composed = desired_resources(rsp)
+    jobs = sorted(k for k in composed if k.endswith("-hydrate"))
+    assert len(jobs) == MAX_HYDRATIONS and len([k for k in composed if k.endswith("-claim")]) == (
+        MAX_HYDRATIONS + 10
+    )
+    waiting = [
+        r for r in rows(rsp).values() if "waiting for a hydration slot" in r.get("message", "")
+    ]
+    assert [r["name"] for r in waiting] == [
+        f"c{i:03d}" for i in range(MAX_HYDRATIONS, MAX_HYDRATIONS + 10)
+    ]
+    assert {r["phase"] for r in waiting} == {"Pending"}
+
+    # c259's Job was already running (say, composed before a cluster was added): it keeps
+    # its Job, and the wave is one smaller for the others.
+    last = f"c{MAX_HYDRATIONS + 9:03d}"
+    job = resource_keys(last)[2]
+    observed = {job: job_status(composed[jobs[0]], active=1)}
+    rsp = reconcile(model_cache(), fleet, observed, validate=False)
+    composed = desired_resources(rsp)
+    assert job in composed
+    assert len([k for k in composed if k.endswith("-hydrate")]) == MAX_HYDRATIONS
+    assert f"c{MAX_HYDRATIONS - 1:03d}-hydrate" not in composed

@@ -3,7 +3,13 @@
 import hashlib
 
 import pytest
-from compose_model_cache.hydrator.integrity import Expected, problem_with, s3_expected, verify
+from compose_model_cache.hydrator.integrity import (
+    Expected,
+    StreamHasher,
+    problem_with,
+    s3_expected,
+    verify,
+)
 
 DATA = b"weights" * 1000
 
@@ -70,3 +76,28 @@ def test_verify_names_every_bad_file_in_path_order(tmp_path):
         Expected("b", len(DATA), sha256=GOOD_SHA),
     ]
     assert [p.split(":")[0] for p in verify(tmp_path, files)] == ["a", "c"]
+
+
+@pytest.mark.parametrize("tamper", [False, True], ids=["as published", "rewritten after"])
+def test_a_file_hashed_while_it_downloads_counts_only_if_it_still_matches(tmp_path, tamper):
+    want = Expected("sub/w.bin", len(DATA), sha256=GOOD_SHA)
+    downloads = tmp_path / ".cache/huggingface/download/sub"
+    downloads.mkdir(parents=True)
+    (tmp_path / "sub").mkdir()
+    partial = downloads / f"abc.{GOOD_SHA}.incomplete"
+    hasher = StreamHasher(tmp_path, tmp_path / ".cache/huggingface", [want])
+    with partial.open("wb") as f:  # the downloader writes it in pieces, hashed between them
+        for i in range(0, len(DATA), 1000):
+            f.write(DATA[i : i + 1000])
+            f.flush()
+            hasher.poll()
+    assert hasher.follows[want.path].read == len(DATA), "read as it was written"
+    partial.rename(tmp_path / want.path)
+    streamed = hasher.finish()
+    assert streamed[want.path]["sha256"] == GOOD_SHA
+    if tamper:  # the file changed after it was hashed: it is read again and caught
+        (tmp_path / want.path).write_bytes(DATA.upper())
+    found = verify(tmp_path, [want], streamed)
+    bad = hashlib.sha256(DATA.upper()).hexdigest()
+    expected = [f"sub/w.bin: sha256 {bad}, the source publishes {GOOD_SHA}"]
+    assert found == (expected if tamper else [])

@@ -3,6 +3,7 @@ allows what the composed Role allows: get and patch of that Job. The Job's comma
 composed one (hydrator_world.py); only `--report-every` is shortened so a test can watch."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -76,6 +77,8 @@ def test_the_figures_grow_and_end_at_the_real_total(hub, kube, tmp_path):
     assert final[REVISION] == hub.repos[REPO_ID].refs["main"]
     assert {p.get(BYTES_TOTAL, str(TOTAL)) for p in kube.job.patches} == {str(TOTAL)}
     assert model_files(staged) == EXPECTED_MAIN
+    hashed = re.search(r"\((\d+) hashed while downloading\)", proc.stdout)
+    assert hashed and int(hashed[1]) >= 2, "the shards were hashed as they arrived"
 
 
 def test_a_rerun_fetches_nothing_and_reports_the_copy_complete(hub, kube, tmp_path):

@@ -7,6 +7,7 @@ Clusters that still match keep everything composed for them whatever their statu
 for a moment; only a cluster that no longer matches (or no longer exists) loses its objects.
 """
 
+from dataclasses import dataclass
 from typing import Any
 
 from modelfleet_contracts.clusters import SELECTED_CLUSTERS, ClusterView, matches_selector
@@ -39,6 +40,34 @@ def resource_keys(cluster: str) -> tuple[str, str, str]:
     # composed_key(cluster, suffix), with the cluster's part sanitised once, not three times.
     prefix = f"{composed_key(cluster)}-" if cluster else ""
     return (f"{prefix}claim", f"{prefix}creds", f"{prefix}hydrate")
+
+
+# At most this many clusters hydrate at once (have a Job and its access composed); the others
+# wait, Pending, for a slot. A Job with its ServiceAccount, Role and RoleBinding is ~3.9 KiB
+# of response; claims, Secrets and rows for 1000 clusters ~1.9 MiB: with 250 Jobs the
+# largest response stays near 3 MiB, under the 4 MiB Crossplane accepts (docs/modelcache.md).
+MAX_HYDRATIONS = 250
+
+
+@dataclass
+class HydrationSlots:
+    """Slots for new hydration Jobs this reconcile; a Job already observed keeps its own."""
+
+    free: int
+
+    def take(self) -> bool:
+        if self.free <= 0:
+            return False
+        self.free -= 1
+        return True
+
+
+def _running(view: ClusterView, observed: dict[str, ObservedObject]) -> bool:
+    """A hydration Job is observed on `view` and has not finished (it holds a slot)."""
+    job = observed.get(resource_keys(view.name)[2])
+    return job is not None and not (
+        job.remote_condition("Complete") or job.remote_condition("Failed") or job.remote_succeeded
+    )
 
 
 def access_keys(job_key: str) -> dict[str, str]:
@@ -121,6 +150,7 @@ def compose_cache(
     outcome = Outcome()
     rows: list[dict[str, Any]] = []
     phases: list[ClusterPhase] = []
+    slots = HydrationSlots(MAX_HYDRATIONS - sum(1 for v in matched if _running(v, observed)))
     for view in matched:
         before = previous.get(view.name)
         if before and before.get("fingerprint") != fingerprint:
@@ -128,7 +158,7 @@ def compose_cache(
         report = reports.get(resource_keys(view.name)[2])
         if report and report.job != job_name:
             report = None  # the Job of a previous source, still being replaced
-        phase = _compose_cluster(cache, view, before, observed, outcome, pin)
+        phase = _compose_cluster(cache, view, before, observed, outcome, pin, slots)
         phase, row_figures = _figures(phase, report, before, pin)
         phases.append(phase)
         row = {
@@ -201,6 +231,7 @@ def _compose_cluster(
     observed: dict[str, ObservedObject],
     outcome: Outcome,
     pin: Pin | None = None,
+    slots: HydrationSlots | None = None,
 ) -> ClusterPhase:
     """Compose what `view` needs into `outcome` (desired or kept as observed); its phase."""
     desired = outcome.desired
@@ -253,6 +284,11 @@ def _compose_cluster(
     # (the name carries the fingerprint), and a blocked cluster keeps a running one.
     access = access_keys(job_key)
     if phase.phase != READY and not phase.problem:
+        if job_key not in observed and slots is not None and not slots.take():
+            return ClusterPhase(
+                PENDING,
+                f"waiting for a hydration slot: at most {MAX_HYDRATIONS} clusters hydrate at once",
+            )
         desired[job_key] = cache.job_shape.stamp(values)
         for suffix, key in access.items():
             desired[key] = cache.access_shapes[suffix].stamp(values)

@@ -40,11 +40,11 @@ from typing import Any
 
 try:
     from compose_model_cache.hydrator import job_report, sources
-    from compose_model_cache.hydrator.integrity import Expected, verify
+    from compose_model_cache.hydrator.integrity import Expected, StreamHasher, verify
 except ImportError:  # in the image: the modules sit beside this script
     import job_report  # type: ignore[no-redef]
     import sources  # type: ignore[no-redef]
-    from integrity import Expected, verify  # type: ignore[no-redef]
+    from integrity import Expected, StreamHasher, verify  # type: ignore[no-redef]
 
 MARKER = ".modelfleet-complete"
 STAGING_PREFIX = ".staging-"
@@ -187,9 +187,10 @@ def measure(staging: Path, expected: list[Expected]) -> dict[str, str]:
 
 def fetch(
     args: argparse.Namespace, staging: Path, reporter: "job_report.Reporter", pin: str
-) -> tuple[str, list[Expected]]:
+) -> tuple[str, list[Expected], dict[str, dict[str, str]]]:
     """List the model, report its size, download it into `staging` while reporting how far
-    it got: (the commit, "" for S3; the files)."""
+    it got and hashing what arrives: (the commit, "" for S3; the files; their digests as
+    hashed while downloading)."""
     if args.source == "S3":
         objects = sources.s3_listing(args)
         commit, expected = "", [want for _, want in objects]
@@ -200,12 +201,14 @@ def fetch(
         (staging / STAGED_REVISION).write_text(commit)
         log(f"revision {args.revision or 'default branch'!r} is commit {commit}")
     if not expected:
-        return commit, expected
+        return commit, expected, {}
     reporter.send(
         {**measure(staging, expected), **({job_report.REVISION: commit} if commit else {})}
     )
     watcher = job_report.Watcher(reporter, lambda: measure(staging, expected), args.report_every)
+    hasher = StreamHasher(staging, staging / HF_BOOKKEEPING, expected if commit else [])
     watcher.start()
+    hasher.start()
     try:
         if args.source == "S3":
             sources.download_s3(args, objects, staging, log)
@@ -213,7 +216,8 @@ def fetch(
             sources.download_huggingface(args, commit, staging)
     finally:
         watcher.stop()
-    return commit, expected
+        streamed = hasher.finish()
+    return commit, expected, streamed
 
 
 def promote(staging: Path, target: Path, record: dict[str, object]) -> None:
@@ -287,14 +291,14 @@ def main(argv: list[str] | None = None) -> int:
     if pin:
         log(f"this cache is pinned to commit {pin} (resolved first on another cluster)")
     try:
-        commit, expected = fetch(args, staging, reporter, pin)
+        commit, expected, streamed = fetch(args, staging, reporter, pin)
     except Exception as exc:  # any download error: report it and let the Job retry
         return failed(f"{type(exc).__name__}: {exc}")
     if not expected:
         # An empty "model" marked complete would be served as Ready: fail visibly instead.
         return failed("no file matched; check the repo, revision and include/exclude")
     drop_unlisted(staging, expected)
-    problems = verify(staging, expected)
+    problems = verify(staging, expected, streamed)
     if problems:
         for problem in problems:
             log(f"integrity check failed: {problem}")
@@ -304,7 +308,10 @@ def main(argv: list[str] | None = None) -> int:
             f"{problems[0]}; they are fetched again on the next attempt"
         )
     size = sum(e.size for e in expected)
-    log(f"verified {len(expected)} files ({size} bytes) against the published digests")
+    log(
+        f"verified {len(expected)} files ({size} bytes) against the published digests "
+        f"({len(streamed)} hashed while downloading)"
+    )
     pin = reporter.pinned_revision() if commit else ""
     if pin and pin != commit:
         # Another cluster resolved the branch first and the function pinned its commit while

@@ -1,11 +1,12 @@
 """The simulated hydration Job: which attempts fail, the status Kubernetes' Job controller
 writes when an attempt ends, and the progress the hydrator reports on its Job as it goes.
 
-The simulated model fills three quarters of the claim it is staged to (the request of a
-claim we manage, the capacity of a brought one; 8 GiB when neither is known) in one 5 GiB
-shard per 5 GiB plus three small files, and the Job downloads an equal share of it every
-round. The commit a branch resolves to is a digest of the repo and revision, so a run is
-deterministic; a Job of a cache with a pinned commit fetches that one, like the hydrator.
+The simulated model fills half the claim it is staged to (a claim is sized for two copies
+while a revision change re-hydrates; the request of a claim we manage, the capacity of a
+brought one; 8 GiB when neither is known), in one 5 GiB shard per 5 GiB plus three small
+files, and the Job downloads an equal share of it every round. The commit a branch resolves
+to is a digest of the repo and revision, so a run is deterministic; a Job of a cache with a
+pinned commit fetches that one, like the hydrator.
 """
 
 import hashlib
@@ -96,7 +97,7 @@ def _argument(job: dict[str, Any], flag: str) -> str:
 def report_progress(job: dict[str, Any], claim: dict[str, Any] | None, share: float) -> None:
     """Write the annotations the hydrator would: `share` (0..1) of the model fetched, never
     less than an earlier attempt reported (downloads resume)."""
-    total = claim_bytes(claim) * 3 // 4 or 8 * GIB
+    total = claim_bytes(claim) // 2 or 8 * GIB
     metadata = job.setdefault("metadata", {})
     annotations = metadata.setdefault("annotations", {})
     before = annotations.get(hydration.BYTES_DONE, "0")

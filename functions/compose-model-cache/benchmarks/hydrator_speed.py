@@ -1,0 +1,249 @@
+"""How fast the hydrator stages a model, against plain `hf download` of the same files, and
+what a re-run fetches.
+
+A multi-file model (SHARDS weight shards of SHARD_MIB MiB and a few small files) is served by
+the loopback Hub of the tests (tests/fake_hub.py, 127.0.0.1 only). Each round runs, in turn
+(alternating which goes first), as separate processes:
+
+- `hf download REPO --local-dir DIR`: huggingface_hub's own CLI, the same version the image
+  pins;
+- the hydrator as a composed Job runs it (hydrate.py with the Job's arguments, reporting to a
+  loopback API server as it would to its Job), which also resolves the commit, verifies every
+  file's sha256 / git blob id and writes the completion marker.
+
+Reported: the median wall time of each over ROUNDS rounds, MiB/s (model bytes / median time)
+and the hydrator's time relative to `hf download`; then the bytes the Hub served when each is
+run again on its finished directory.
+
+Run: uv run python functions/compose-model-cache/benchmarks/hydrator_speed.py [--write-docs]
+(--write-docs replaces the section between the markers in docs/benchmarks.md with the output).
+"""
+
+import argparse
+import hashlib
+import os
+import platform
+import random
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from importlib import metadata
+from pathlib import Path
+
+from compose_model_cache.hydrator import script_source
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[2]
+sys.path.insert(0, str(HERE.parent / "tests"))  # the loopback Hub and API server of the tests
+
+from fake_hub import FakeHub, Repo  # noqa: E402
+from fake_kube import FakeKube, JobRecord  # noqa: E402
+
+REPO_ID = "bench/multi-shard"
+SHARDS = 8
+SHARD_MIB = 96
+ROUNDS = 5
+MIB = 1024 * 1024
+DOCS = ROOT / "docs" / "benchmarks.md"
+START = "<!-- hydrator_speed.py: start -->"
+END = "<!-- hydrator_speed.py: end -->"
+
+
+def model() -> dict[str, bytes]:
+    rnd = random.Random(13)
+    files = {
+        f"model-{i + 1:05d}-of-{SHARDS:05d}.safetensors": rnd.randbytes(SHARD_MIB * MIB + i)
+        for i in range(SHARDS)
+    }
+    files.update(
+        {
+            "config.json": b'{"model_type": "bench"}',
+            "generation_config.json": b'{"temperature": 0.7}',
+            "tokenizer.json": rnd.randbytes(7 * MIB).hex().encode()[: 7 * MIB],
+            "tokenizer_config.json": b"{}",
+        }
+    )
+    return files
+
+
+def base_env(hub: FakeHub, home: Path) -> dict[str, str]:
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "HF_HOME": str(home / "hf-home"),
+        "HF_ENDPOINT": hub.endpoint,
+        "HF_HUB_DISABLE_TELEMETRY": "1",
+        "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+        "NO_PROXY": "127.0.0.1",
+    }
+
+
+CPU: dict[str, list[float]] = {}  # CPU seconds (user + system) of each contender's process
+
+
+def timed(argv: list[str], env: dict[str, str]) -> float:
+    """Wall seconds of one run; its CPU seconds go to CPU[argv[1]]."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
+    elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise SystemExit(f"{argv[1]} failed:\n{proc.stdout}\n{proc.stderr}")
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    CPU.setdefault(argv[1], []).append(cpu)
+    return elapsed
+
+
+def hashing_cost(files: dict[str, bytes]) -> float:
+    """CPU seconds this machine spends on the digests the hydrator checks, for this model."""
+    start = time.process_time()
+    for name, data in files.items():
+        if name.endswith(".safetensors"):
+            hashlib.sha256(data).hexdigest()
+        else:
+            hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+    return time.process_time() - start
+
+
+class Contenders:
+    def __init__(self, hub: FakeHub, kube: FakeKube, work: Path, script: Path) -> None:
+        self.hub, self.kube, self.work, self.script = hub, kube, work, script
+        self.env = base_env(hub, work)
+        account = kube.service_account(work / "sa")
+        self.job_env = {
+            **self.env,
+            "MODELFLEET_KUBE_API": kube.endpoint,
+            "MODELFLEET_SERVICEACCOUNT_DIR": str(account),
+        }
+
+    def hf_download(self, into: Path) -> float:
+        hf = shutil.which("hf", path=str(Path(sys.executable).parent))
+        return timed([hf or "hf", "download", REPO_ID, "--local-dir", str(into)], self.env)
+
+    def hydrator(self, into: Path) -> float:
+        argv = [
+            sys.executable,
+            str(self.script),
+            f"--cache-dir={into}",
+            "--fingerprint=0123456789ab",
+            f"--job={self.kube.job.name}",
+            "--source=HuggingFace",
+            f"--repo={REPO_ID}",
+            "--revision=main",
+        ]
+        return timed(argv, self.job_env)
+
+    def fresh(self, name: str) -> Path:
+        path = self.work / name
+        shutil.rmtree(path, ignore_errors=True)
+        return path
+
+
+def measure() -> list[str]:
+    files = model()
+    size = sum(len(d) for d in files.values())
+    repo = Repo()
+    repo.commit("main", files)
+    times: dict[str, list[float]] = {"hf download": [], "hydrator": []}
+    with (
+        tempfile.TemporaryDirectory(prefix="hydrator-bench-") as tmp,
+        FakeHub({REPO_ID: repo}, lifetime=3600) as hub,
+        FakeKube(JobRecord("modelfleet", "hydrate-bench"), lifetime=3600) as kube,
+    ):
+        work = Path(tmp)
+        shutil.copytree(
+            Path(__file__).parents[1] / "src/compose_model_cache/hydrator", work / "img"
+        )
+        script = work / "img" / "hydrate.py"
+        assert script.read_text() == script_source()
+        c = Contenders(hub, kube, work, script)
+        for r in range(ROUNDS):
+            order = ["hf download", "hydrator"] if r % 2 == 0 else ["hydrator", "hf download"]
+            for name in order:
+                into = c.fresh(name.replace(" ", "-"))
+                run = c.hf_download if name == "hf download" else c.hydrator
+                times[name].append(run(into))
+        # Re-runs on the finished directories of the last round.
+        rerun = {}
+        for name, run in (("hf download", c.hf_download), ("hydrator", c.hydrator)):
+            hub.reset_counts()
+            run(work / name.replace(" ", "-"))
+            files_asked = sum(1 for m, p, _ in hub.requests if m == "GET" and "/resolve/" in p)
+            rerun[name] = (hub.total_file_bytes, files_asked, len(hub.requests))
+        final = kube.job.annotations
+    hf_median, hyd_median = (statistics.median(times[n]) for n in ("hf download", "hydrator"))
+    cpu = {
+        "hf download": statistics.median(CPU["download"][:ROUNDS]),
+        "hydrator": statistics.median(CPU[str(script)][:ROUNDS]),
+    }
+    digests = hashing_cost(files)
+    rate = {n: size / MIB / statistics.median(t) for n, t in times.items()}
+    lines = [
+        f"Model: {SHARDS} shards of {SHARD_MIB} MiB and 4 small files, "
+        f"{size / MIB:.1f} MiB in {len(files)} files, on the loopback Hub "
+        f"(huggingface_hub {metadata.version('huggingface_hub')}, Python "
+        f"{platform.python_version()}, {os.cpu_count()} CPUs, load average "
+        f"{os.getloadavg()[0]:.1f} at the end). Median of {ROUNDS} rounds, run alternately.",
+        "",
+        "| | median wall time | MiB/s | median CPU time of its process | all runs (s) |",
+        "| --- | ---: | ---: | ---: | --- |",
+    ]
+    for name in ("hf download", "hydrator"):
+        runs = ", ".join(f"{t:.2f}" for t in times[name])
+        lines.append(
+            f"| {name} | {statistics.median(times[name]):.2f} s | {rate[name]:.0f} "
+            f"| {cpu[name]:.2f} s | {runs} |"
+        )
+    lines += [
+        "",
+        f"Hydrator time / `hf download` time: **{hyd_median / hf_median:.3f}** "
+        f"({(hyd_median / hf_median - 1) * 100:+.1f} %; target: within +5 %). The hydrator's "
+        "time includes resolving the commit, listing the files, verifying every file and "
+        "reporting progress on its Job. Hashing this model's files (sha256 of the weights, "
+        f"git blob ids of the rest) costs {digests:.2f} CPU seconds on this machine, measured "
+        "alone; the client processes' CPU time above differs by "
+        f"{cpu['hydrator'] - cpu['hf download']:+.2f} s.",
+        "",
+        "| re-run on the finished directory | file bytes served | files fetched | requests |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    for name, (served, fetched, requests) in rerun.items():
+        lines.append(f"| {name} | {served} | {fetched} | {requests} |")
+    lines += [
+        "",
+        f"The Job's last report: {final.get('hydration.modelfleet.io/bytes-done')} of "
+        f"{final.get('hydration.modelfleet.io/bytes-total')} bytes, "
+        f"{final.get('hydration.modelfleet.io/files-done')}/"
+        f"{final.get('hydration.modelfleet.io/files-total')} files.",
+    ]
+    return lines
+
+
+def write_docs(lines: list[str]) -> None:
+    text = DOCS.read_text()
+    if START not in text or END not in text:
+        raise SystemExit(f"{DOCS} has no {START} ... {END} section to replace")
+    head, _, rest = text.partition(START)
+    _, _, tail = rest.partition(END)
+    command = "uv run python functions/compose-model-cache/benchmarks/hydrator_speed.py"
+    body = "\n".join([f"Produced by `{command} --write-docs`.", "", *lines])
+    DOCS.write_text(f"{head}{START}\n{body}\n{END}{tail}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--write-docs", action="store_true")
+    args = parser.parse_args()
+    lines = measure()
+    print("\n".join(lines))
+    if args.write_docs:
+        write_docs(lines)
+
+
+if __name__ == "__main__":
+    main()
