@@ -1,7 +1,7 @@
 """What the cache composes on a cluster, stamped from the shape shared by every cluster, is
 exactly what building it for that cluster gives, for any cluster and any kind of cache."""
 
-from compose_model_cache.core import parse_spec
+from compose_model_cache.core import spec_problem
 from compose_model_cache.fingerprint import source_fingerprint
 from compose_model_cache.manifests import (
     CacheRef,
@@ -13,6 +13,8 @@ from compose_model_cache.manifests import (
 from hypothesis import given
 from hypothesis import strategies as st
 from modelfleet_contracts.clusters import ClusterView
+from modelfleet_contracts.models.modelcache import ModelCacheSpec
+from modelfleet_contracts.spec import parse_spec
 
 SPECS = {
     "public model": {"source": "HuggingFace", "huggingFace": {"repo": "Qwen/Qwen3-0.6B"}},
@@ -46,8 +48,9 @@ clusters = st.builds(
 
 @given(st.sampled_from(sorted(SPECS)), clusters)
 def test_stamped_objects_are_the_built_ones(kind, cluster):
-    spec, problem = parse_spec(SPECS[kind] | {"sizeGiB": 10})
-    assert problem is None
+    parsed = parse_spec(ModelCacheSpec, SPECS[kind] | {"sizeGiB": 10}, spec_problem)
+    assert isinstance(parsed, ModelCacheSpec)
+    spec = parsed.model_dump(mode="json", exclude_none=True, warnings=False)
     cache = CacheRef("qwen", "ml-team", spec, source_fingerprint(spec))
     values = cluster_values(cluster)
     assert cache.claim_shape.stamp(values).to_dict() == claim_object(cache, cluster)

@@ -17,7 +17,7 @@ from modelfleet_contracts.models.modelcache import ModelCacheSpec
 from modelfleet_contracts.naming import composed_key
 from modelfleet_contracts.observed import ObservedObject
 from modelfleet_contracts.outcome import Outcome
-from pydantic import ValidationError
+from modelfleet_contracts.spec import InvalidSpec, parse_spec
 
 from compose_model_cache.credentials import CREDENTIALS_REDACTED, credentials_condition
 from compose_model_cache.fingerprint import source_fingerprint
@@ -76,24 +76,15 @@ def access_keys(job_key: str) -> dict[str, str]:
     return {suffix: f"{job_key}-{suffix}" for suffix in ("account", "role", "binding")}
 
 
-def parse_spec(raw: Any) -> tuple[dict[str, Any], str | None]:
-    """The spec with its declared types (Crossplane sends numbers as floats), or a readable
-    reason it cannot be acted on."""
-    try:
-        model = ModelCacheSpec.model_validate(raw)
-        spec = model.model_dump(mode="json", exclude_none=True, warnings=False)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "spec"
-        return {}, f"spec.{where}: {first['msg']} ({exc.error_count()} problem(s) in total)"
-    source = spec.get("source")
-    if source == "HuggingFace" and not spec.get("huggingFace"):
-        return spec, "spec.huggingFace is required when source is HuggingFace"
-    if source == "S3" and not spec.get("s3"):
-        return spec, "spec.s3 is required when source is S3"
-    if not spec.get("sizeGiB") and not (spec.get("storage") or {}).get("existingClaimName"):
-        return spec, "spec.sizeGiB is required unless storage.existingClaimName is set"
-    return spec, None
+def spec_problem(spec: ModelCacheSpec) -> str | None:
+    """What the schema alone does not catch (its CEL rules), in words; None when valid."""
+    if spec.source == "HuggingFace" and not spec.huggingFace:
+        return "spec.huggingFace is required when source is HuggingFace"
+    if spec.source == "S3" and not spec.s3:
+        return "spec.s3 is required when source is S3"
+    if not spec.sizeGiB and not (spec.storage and spec.storage.existingClaimName):
+        return "spec.sizeGiB is required unless storage.existingClaimName is set"
+    return None
 
 
 def why_cannot_stage(view: ClusterView, byo_claim: bool) -> str | None:
@@ -114,12 +105,12 @@ def compose_cache(
 ) -> Outcome:
     """`reports`: what each observed hydration Job reported on itself, by resource name."""
     reports = reports or {}
-    spec, problem = parse_spec(mapping_at(xr, "spec"))
-    if problem:
-        return Outcome(
-            keep_everything=True,
-            conditions=[Status("ArtifactReady", False, "InvalidSpec", problem)],
-        )
+    parsed = parse_spec(ModelCacheSpec, mapping_at(xr, "spec"), spec_problem)
+    if isinstance(parsed, InvalidSpec):
+        return Outcome.held(Status.false("ArtifactReady", "InvalidSpec", parsed.message))
+    # The manifests, the fingerprint and the hydrator's argv still read the spec as plain
+    # data: the validated spec with its declared types, as the schema gave it.
+    spec = parsed.model_dump(mode="json", exclude_none=True, warnings=False)
     if clusters is None:
         # Crossplane has not resolved the InferenceClusters yet: not "none exist".
         return Outcome.resolving(xr, "ArtifactReady", SELECTED_CLUSTERS)

@@ -2,13 +2,12 @@
 
 from typing import Any
 
-from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelfleet_contracts.api import API_VERSION, INFERENCE_CLUSTER
 from modelfleet_contracts.edge import structs
 from modelfleet_contracts.edge.clusters import read_cluster_struct
 from modelfleet_contracts.edge.observed import read_observed
 from modelfleet_contracts.edge.outcome import apply_outcome
+from modelfleet_contracts.edge.requirements import require_selected_clusters, resolved
 from modelfleet_contracts.fields import mapping_at, mapping_path
 
 from compose_model_cache.core import compose_cache
@@ -18,21 +17,7 @@ from compose_model_cache.status import PROGRESS_REASONS
 CLUSTERS = "inference-clusters"
 
 
-def require_clusters(rsp: fnv1.RunFunctionResponse, spec: dict[str, Any]) -> None:
-    """Ask for the InferenceClusters the selector can match. Crossplane selects by labels
-    only; matchExpressions are applied by the core on what comes back."""
-    selector = mapping_at(spec, "clusterSelector")
-    labels = mapping_at(selector, "matchLabels")
-    response.require_resources(
-        rsp,
-        CLUSTERS,
-        API_VERSION,
-        INFERENCE_CLUSTER,
-        match_labels={str(k): str(v) for k, v in labels.items()},
-    )
-
-
-# What the core reads, and only that, is converted to plain data (SPEC §8 scale: a
+# What the core reads, and only that, is converted to plain data (docs/benchmarks.md: a
 # 1000-cluster request is millions of values; the decisions need a few per cluster).
 XR_PATHS: structs.Paths = {
     "apiVersion": None,
@@ -69,15 +54,8 @@ def job_report(s: Any) -> JobReport:
 
 def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
     xr = structs.project(req.observed.composite.resource, XR_PATHS)
-    require_clusters(rsp, mapping_at(xr, "spec"))
-    clusters = (
-        [
-            read_cluster_struct(item.resource, node_pools=False)
-            for item in req.required_resources[CLUSTERS].items
-        ]
-        if CLUSTERS in req.required_resources
-        else None
-    )
+    require_selected_clusters(rsp, CLUSTERS, mapping_at(xr, "spec"))
+    clusters = resolved(req, CLUSTERS, lambda s: read_cluster_struct(s, node_pools=False))
     resources = req.observed.resources
     # The few facts the phases derive from; Objects kept unchanged are copied as protobuf
     # (Outcome.kept), so no observed manifest is ever converted.

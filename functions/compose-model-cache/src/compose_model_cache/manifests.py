@@ -243,7 +243,7 @@ def job_object(cache: CacheRef, cluster: ClusterView) -> dict[str, Any]:
         "kind": "Job",
         "metadata": metadata,
         "spec": {
-            "backoffLimit": hydration.get("backoffLimit", 3),
+            "backoffLimit": cache.backoff_limit,
             "activeDeadlineSeconds": hydration.get("activeDeadlineSeconds", 21600),
             # A replacement pod starts only once the previous one has fully failed, so a
             # single pod ever writes the staging directory (the script relies on that to

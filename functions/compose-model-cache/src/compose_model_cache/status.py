@@ -1,4 +1,5 @@
-"""The ModelCache's conditions: ClustersMatched and ArtifactReady, with the SPEC's reasons."""
+"""The ModelCache's conditions: ClustersMatched and ArtifactReady, with the reasons
+docs/modelcache.md lists."""
 
 from modelfleet_contracts.clusters import ClusterView
 from modelfleet_contracts.conditions import Status
@@ -30,38 +31,34 @@ def cache_conditions(views: list[ClusterView], phases: list[ClusterPhase]) -> li
     if not views:
         message = "no InferenceCluster matches spec.clusterSelector"
         return [
-            Status("ClustersMatched", False, "NoClusters", message),
-            Status("ArtifactReady", False, "NoClusters", message),
+            Status.false("ClustersMatched", "NoClusters", message),
+            Status.false("ArtifactReady", "NoClusters", message),
         ]
     ready = _names(views, phases, READY)
-    matched = Status(
+    matched = Status.true(
         "ClustersMatched",
-        True,
         "Matched",
         f"{len(views)} cluster(s) match: {', '.join(v.name for v in views)}",
     )
     failed = _names(views, phases, FAILED)
     if failed:
         detail = next(p.message for p in phases if p.phase == FAILED)
-        artifact = Status(
-            "ArtifactReady", False, "Failed", f"hydration failed on {', '.join(failed)}: {detail}"
+        artifact = Status.false(
+            "ArtifactReady", "Failed", f"hydration failed on {', '.join(failed)}: {detail}"
         )
     elif missing_token := _first(views, phases, TOKEN_SECRET_MISSING):
-        artifact = Status("ArtifactReady", False, "TokenSecretMissing", missing_token)
+        artifact = Status.false("ArtifactReady", "TokenSecretMissing", missing_token)
     elif missing_claim := _first(views, phases, CLAIM_NOT_FOUND):
-        artifact = Status("ArtifactReady", False, "ClaimNotFound", missing_claim)
+        artifact = Status.false("ArtifactReady", "ClaimNotFound", missing_claim)
     elif len(ready) == len(views):
-        artifact = Status("ArtifactReady", True, "Staged", f"staged on {len(ready)} cluster(s)")
+        artifact = Status.true("ArtifactReady", "Staged", f"staged on {len(ready)} cluster(s)")
     elif ready:
         waiting = [v.name for v in views if v.name not in ready]
-        artifact = Status(
+        artifact = Status.false(
             "ArtifactReady",
-            False,
             "Partial",
             f"ready on {len(ready)}/{len(views)} clusters; waiting for {', '.join(waiting)}",
         )
     else:
-        artifact = Status(
-            "ArtifactReady", False, "Hydrating", f"staging on {len(views)} cluster(s)"
-        )
+        artifact = Status.false("ArtifactReady", "Hydrating", f"staging on {len(views)} cluster(s)")
     return [matched, artifact]
