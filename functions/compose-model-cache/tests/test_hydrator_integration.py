@@ -111,9 +111,10 @@ def copies(cache_dir: Path) -> list[str]:
 
 
 def test_a_revision_change_keeps_the_copy_in_use_until_the_next_change(hub, tmp_path):
-    """SPEC §4: old copies are pruned once no longer current, never the one in use. Replicas
-    roll from the previous copy to the new one after it is staged, so the previous complete
-    copy stays until a further change supersedes it."""
+    """Old copies are pruned once no longer current, never the one in use (docs/modelcache.md,
+    "Re-hydration on source change, and pruning"). Replicas roll from the previous copy to the
+    new one after it is staged, so the previous complete copy stays until a further change
+    supersedes it."""
     first, main = hydrate(hub, tmp_path, revision="main", **FILTERS)
     assert first.returncode == 0, first.stdout + first.stderr
     (main.parent / "team-notes").mkdir()  # not ours: never pruned
