@@ -11,6 +11,8 @@ from modelfleet_devtools.world import H100, inference_cluster
 CACHE = {"modelCacheRef": {"name": "kimi-k2"}}
 BIG_MODEL = {**CACHE, "resources": {"vramGiB": 1200}}  # 1.2 TB on 8 x 80 GiB -> 2 nodes
 SMALL_POOL = {**H100, "name": "l4", "gpu": {"count": 1, "memoryGiB": 24}}
+# Nodes enough for anything, but 1 GiB of GPU memory each: 2000 GiB needs 2000-node groups.
+VAST_POOL = {**H100, "name": "tiny", "nodeCount": 100000, "gpu": {"count": 1, "memoryGiB": 1}}
 
 
 def case(name, xr, clusters, *, cache=None, others=(), placed, reason, says, ok=False):
@@ -79,6 +81,15 @@ SCHEDULED = [
         placed={},
         reason="InsufficientCapacity",
         says="pool l4 has 1 GPUs per node, fewer than gpusPerNode 8",
+    ),
+    case(
+        "the model needs bigger groups than a ModelReplica can carry",
+        deployment(replicas=1, **CACHE, resources={"vramGiB": 2000}),
+        [inference_cluster("gke-us", node_pools=[VAST_POOL])],
+        cache=cache_on("gke-us"),
+        placed={},
+        reason="InsufficientCapacity",
+        says="pool tiny would need 2000 nodes per group for vramGiB 2000",
     ),
     case(
         "multi-node model, cluster without shared storage",

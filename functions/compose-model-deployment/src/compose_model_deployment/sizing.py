@@ -4,6 +4,13 @@ import math
 from dataclasses import dataclass
 
 from modelfleet_contracts.clusters import NodePool
+from modelfleet_contracts.models.modelreplica import ModelReplicaSpec
+
+# The largest group a ModelReplica can carry (its XRD's spec.nodes maximum): a bigger one
+# would compose a ModelReplica the API server refuses.
+MAX_GROUP_NODES: int = next(
+    m.le for m in ModelReplicaSpec.model_fields["nodes"].metadata if hasattr(m, "le")
+)
 
 
 @dataclass(frozen=True)
@@ -27,8 +34,15 @@ def group_size(
         return f"pool {pool.name} has {pool.gpu_count} GPUs per node, fewer than gpusPerNode {gpus}"
     if nodes:
         return GroupSize(nodes, gpus)
-    if vram_gib:
-        if pool.gpu_memory_gib <= 0:
-            return f"pool {pool.name} does not report GPU memory"
-        return GroupSize(max(1, math.ceil(vram_gib / (gpus * pool.gpu_memory_gib))), gpus)
-    return GroupSize(1, gpus)
+    if not vram_gib:
+        return GroupSize(1, gpus)
+    if pool.gpu_memory_gib <= 0:
+        return f"pool {pool.name} does not report GPU memory"
+    needed = max(1, math.ceil(vram_gib / (gpus * pool.gpu_memory_gib)))
+    if needed > MAX_GROUP_NODES:
+        return (
+            f"pool {pool.name} would need {needed} nodes per group for vramGiB {vram_gib} "
+            f"({gpus} x {pool.gpu_memory_gib} GiB per node), more than the {MAX_GROUP_NODES} "
+            "a group can span"
+        )
+    return GroupSize(needed, gpus)
