@@ -1,7 +1,8 @@
 """Repository-wide pytest settings: hypothesis profiles shared by every suite.
 
-`ci` (default, 150 cases a property) keeps property tests quick; `long` (10,000 cases a
-property) is the fuzzing profile, see docs/reliability.md:
+`ci` (default, 150 cases a property) keeps property tests quick and derandomized, so a gate
+run is the same run every time; `long` (10,000 random cases a property) is the fuzzing
+profile that explores, see docs/reliability.md:
 
     MODELFLEET_FUZZ_PROFILE=long uv run pytest functions -k fuzz --hypothesis-show-statistics
 
@@ -17,7 +18,11 @@ from hypothesis import HealthCheck, settings
 pytest_plugins = ["modelfleet_devtools.audit"]
 
 settings.register_profile(
-    "ci", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    "ci",
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile(
     "long", max_examples=10_000, deadline=None, suppress_health_check=list(HealthCheck)
