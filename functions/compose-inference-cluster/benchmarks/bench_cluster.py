@@ -18,7 +18,13 @@ from compose_inference_cluster.fn import run_function
 from compose_inference_cluster.main import NAME
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.edge.runner import SafeRunner
-from modelfleet_devtools.bench import exit_status, observed_ready, require_ready, run_benchmark
+from modelfleet_devtools.bench import (
+    benchmark_sizes,
+    exit_status,
+    observed_ready,
+    require_ready,
+    run_benchmark,
+)
 from modelfleet_devtools.requests import desired_resources, run_function_request
 
 RUNNER = SafeRunner(run_function, NAME)
@@ -91,4 +97,4 @@ def main(sizes: tuple[int, ...] = SIZES) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(tuple(int(a) for a in sys.argv[1:]) or SIZES))
+    sys.exit(main(benchmark_sizes(__doc__, SIZES)))

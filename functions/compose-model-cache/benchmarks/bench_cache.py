@@ -1,20 +1,25 @@
 """Benchmark compose-model-cache: one ModelCache over N clusters, the reconcile that sees
-every cluster become Ready.
+the cache become Ready on every cluster.
 
-Each cluster is connected with ReadWriteMany storage; its claim (Bound) and hydration Job
-(Complete) are observed as provider-kubernetes reports them, every Object echoing its remote
-manifest and status. The previous status still says Hydrating, so this reconcile computes
-every phase, drops the finished Jobs, latches Ready and emits the all-ready event.
+Each cluster is connected with ReadWriteMany storage. The request is reached the way
+Crossplane reaches it: reconcile after reconcile, every composed Object observed as
+provider-kubernetes reports it (claims Bound, Jobs Complete, the Jobs' ServiceAccounts,
+Roles and RoleBindings Ready), finished Jobs gone once the function drops them, and the
+status it wrote fed back. At most MAX_HYDRATIONS clusters hydrate at once, so over more
+clusters the measured reconcile is the one at which the last wave's Jobs complete: it
+computes every phase, drops those Jobs and their access, latches Ready and emits the
+all-ready event.
 
 A second table measures the largest response the function writes: the first reconcile of a
 gated model (Hugging Face token), which composes a claim and a token Secret on every cluster,
 a hydration Job with its ServiceAccount, Role and RoleBinding on as many as hydrate at once
-(MAX_HYDRATIONS), and lists every cluster Pending with a message.
+(MAX_HYDRATIONS), and lists the other clusters Pending, waiting for a slot.
 
-Run: uv run python functions/compose-model-cache/benchmarks/bench_cache.py
+Run: uv run python functions/compose-model-cache/benchmarks/bench_cache.py [SIZES...]
 """
 
 import sys
+from collections import Counter
 from typing import Any
 
 from compose_model_cache.core import MAX_HYDRATIONS
@@ -22,8 +27,14 @@ from compose_model_cache.fn import CLUSTERS, run_function
 from compose_model_cache.main import NAME
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.edge.runner import SafeRunner
-from modelfleet_devtools.bench import exit_status, observed_as_stored, require_ready, run_benchmark
-from modelfleet_devtools.requests import desired_resources, run_function_request
+from modelfleet_devtools.bench import (
+    benchmark_sizes,
+    exit_status,
+    observed_as_stored,
+    require_ready,
+    run_benchmark,
+)
+from modelfleet_devtools.requests import desired_resources, desired_status, run_function_request
 from modelfleet_devtools.world import inference_cluster
 
 RUNNER = SafeRunner(run_function, NAME)
@@ -57,54 +68,76 @@ def clusters(count: int) -> list[dict[str, Any]]:
     ]
 
 
-def _remote_status(manifest_kind: str) -> dict[str, Any]:
+def _remote_status(manifest_kind: str) -> dict[str, Any] | None:
+    """What provider-kubernetes echoes of the remote object once it is done."""
     if manifest_kind == "PersistentVolumeClaim":
         return {
             "phase": "Bound",
             "accessModes": ["ReadWriteMany"],
             "capacity": {"storage": "900Gi"},
         }
-    return {
-        "succeeded": 1,
-        "startTime": "2026-01-01T00:00:00Z",
-        "completionTime": "2026-01-01T02:13:00Z",
-        "conditions": [
-            {"type": "SuccessCriteriaMet", "status": "True"},
-            {"type": "Complete", "status": "True"},
-        ],
-    }
+    if manifest_kind == "Job":
+        return {
+            "succeeded": 1,
+            "startTime": "2026-01-01T00:00:00Z",
+            "completionTime": "2026-01-01T02:13:00Z",
+            "conditions": [
+                {"type": "SuccessCriteriaMet", "status": "True"},
+                {"type": "Complete", "status": "True"},
+            ],
+        }
+    return None  # ServiceAccount, Role, RoleBinding, Secret: no status of their own
+
+
+def _manifest_kind(obj: dict[str, Any]) -> str:
+    return str(obj["spec"]["forProvider"]["manifest"]["kind"])
 
 
 def build_request(count: int) -> fnv1.RunFunctionRequest:
-    """The reconcile at which all `count` clusters turn Ready."""
+    """The reconcile at which the cache turns Ready on all `count` clusters."""
     xr = model_cache()
     fleet = clusters(count)
-    # What the function composes for this fleet, observed as provider-kubernetes reports it:
-    # the claims, and the Jobs of every wave of hydrations (MAX_HYDRATIONS at a time).
     observed: dict[str, Any] = {}
-    while True:
-        rsp = RUNNER.run(run_function_request(xr, observed=observed, required={CLUSTERS: fleet}))
-        new = {
-            name: obj
+    # One reconcile composes the claims and a wave of Jobs; each further one completes a wave.
+    for _ in range(count // MAX_HYDRATIONS + 3):
+        req = run_function_request(xr, observed=observed, required={CLUSTERS: fleet})
+        rsp = RUNNER.run(req)
+        if rsp.desired.composite.ready == fnv1.READY_TRUE:
+            require_ready(RUNNER, req, f"ModelCache over {count} clusters")
+            return req
+        # What Crossplane observes next: what was desired now (a dropped Job is deleted),
+        # each Object done; and the status the function wrote.
+        observed = {
+            name: observed.get(name)
+            or observed_as_stored(
+                obj, remote_status=_remote_status(_manifest_kind(obj)), ready=True
+            )
             for name, obj in desired_resources(rsp).items()
-            if name not in observed
-            and obj["spec"]["forProvider"]["manifest"]["kind"] in ("PersistentVolumeClaim", "Job")
         }
-        if not new:
-            break
-        for name, obj in new.items():
-            kind = obj["spec"]["forProvider"]["manifest"]["kind"]
-            observed[name] = observed_as_stored(obj, remote_status=_remote_status(kind), ready=True)
-    xr["status"] = {
-        "summary": {"ready": f"0/{count}"},
-        "clusters": [
-            {"name": ic["metadata"]["name"], "phase": "Hydrating", "message": "downloading"}
-            for ic in fleet
-        ],
-    }
-    req = run_function_request(xr, observed=observed, required={CLUSTERS: fleet})
-    require_ready(RUNNER, req, f"ModelCache over {count} clusters")
-    return req
+        xr["status"] = desired_status(rsp)
+    raise SystemExit(f"ModelCache over {count} clusters: never Ready, every wave observed done")
+
+
+def composed_per_cluster(rsp: fnv1.RunFunctionResponse) -> Counter[tuple[str, ...]]:
+    """How many clusters got each set of kinds: the desired Objects grouped by the cluster
+    (provider config) they land on."""
+    kinds: dict[str, list[str]] = {}
+    for obj in desired_resources(rsp).values():
+        cluster = obj["spec"]["providerConfigRef"]["name"]
+        kinds.setdefault(cluster, []).append(_manifest_kind(obj))
+    return Counter(tuple(sorted(k)) for k in kinds.values())
+
+
+STAGED = ("PersistentVolumeClaim", "Secret")
+HYDRATING = tuple(sorted((*STAGED, "Job", "ServiceAccount", "Role", "RoleBinding")))
+
+
+def expected_first_reconcile(count: int) -> Counter[tuple[str, ...]]:
+    """A claim and the token Secret on every cluster; on as many as hydrate at once, the Job
+    too with its ServiceAccount, Role and RoleBinding."""
+    hydrating = min(count, MAX_HYDRATIONS)
+    expected = Counter({HYDRATING: hydrating, STAGED: count - hydrating})
+    return +expected  # drop a zero count
 
 
 def build_first_request(count: int) -> fnv1.RunFunctionRequest:
@@ -112,13 +145,24 @@ def build_first_request(count: int) -> fnv1.RunFunctionRequest:
     xr = model_cache()
     xr["spec"]["huggingFace"]["tokenSecretRef"] = {"name": "hf-token", "key": "token"}
     req = run_function_request(xr, required={CLUSTERS: clusters(count)})
-    composed = len(RUNNER.run(req).desired.resources)
-    # A claim and a Secret per cluster; a Job with its ServiceAccount, Role and RoleBinding on
-    # as many as hydrate at once.
-    expected = 2 * count + 4 * min(count, MAX_HYDRATIONS)
+    rsp = RUNNER.run(req)
+    composed, expected = composed_per_cluster(rsp), expected_first_reconcile(count)
     if composed != expected:
-        raise SystemExit(f"expected {expected} objects on {count} clusters, got {composed}")
+        raise SystemExit(
+            f"{count} clusters: expected {describe(expected)}; got {describe(composed)}"
+        )
+    waiting = [
+        row["name"]
+        for row in desired_status(rsp).get("clusters", [])
+        if row.get("phase") == "Pending" and "hydration slot" in row.get("message", "")
+    ]
+    if len(waiting) != count - min(count, MAX_HYDRATIONS):
+        raise SystemExit(f"{count} clusters: {len(waiting)} rows wait for a hydration slot")
     return req
+
+
+def describe(per_cluster: Counter[tuple[str, ...]]) -> str:
+    return "; ".join(f"{n} clusters with {', '.join(kinds)}" for kinds, n in per_cluster.items())
 
 
 def main(sizes: tuple[int, ...] = SIZES) -> int:
@@ -140,4 +184,4 @@ def main(sizes: tuple[int, ...] = SIZES) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(tuple(int(a) for a in sys.argv[1:]) or SIZES))
+    sys.exit(main(benchmark_sizes(__doc__, SIZES)))

@@ -18,7 +18,7 @@ from compose_model_deployment.fn import CACHE, CLUSTERS, REPLICAS, run_function
 from compose_model_deployment.main import NAME
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.edge.runner import SafeRunner
-from modelfleet_devtools.bench import exit_status, require_ready, run_benchmark
+from modelfleet_devtools.bench import benchmark_sizes, exit_status, require_ready, run_benchmark
 from modelfleet_devtools.requests import desired_resources, run_function_request
 from modelfleet_devtools.world import H100, inference_cluster, ready_model_cache
 
@@ -119,4 +119,4 @@ def main(sizes: tuple[int, ...] = SIZES) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(tuple(int(a) for a in sys.argv[1:]) or SIZES))
+    sys.exit(main(benchmark_sizes(__doc__, SIZES)))

@@ -5,6 +5,7 @@ and encoding a response as large as the one the function returned. A function's 
 is the gap between its latency and that floor, so the table reports the ratio.
 """
 
+import argparse
 import gc
 import statistics
 import time
@@ -199,6 +200,21 @@ def observed_ready(
             )
             observed[name] = seen
     return observed
+
+
+def benchmark_sizes(doc: str | None, default: Sequence[int]) -> tuple[int, ...]:
+    """The sizes a benchmark script was asked for on its command line (`--help` prints the
+    script's docstring); all of `default` when none are given."""
+    parser = argparse.ArgumentParser(
+        description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "sizes",
+        nargs="*",
+        type=int,
+        help=f"sizes to measure (default: {' '.join(map(str, default))})",
+    )
+    return tuple(parser.parse_args().sizes) or tuple(default)
 
 
 def exit_status(rows: Sequence[Row]) -> int:
