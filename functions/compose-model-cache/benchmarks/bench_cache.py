@@ -167,7 +167,8 @@ def describe(per_cluster: Counter[tuple[str, ...]]) -> str:
 
 def main(sizes: tuple[int, ...] = SIZES) -> int:
     rows = run_benchmark(
-        "compose-model-cache: one ModelCache over N clusters, all turning Ready",
+        "compose-model-cache: one ModelCache over N clusters turning Ready "
+        f"(its last wave of at most {MAX_HYDRATIONS} hydrations completing)",
         build_request,
         RUNNER,
         sizes,
