@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from compose_model_cache import hydrator
 from compose_model_cache.hydrator import DEFAULT_IMAGE, PYTHON_IN_IMAGE, SCRIPT_PATH_IN_IMAGE
+from modelfleet_contracts.models.modelcache import HuggingFace
 
 FUNCTION_DIR = Path(__file__).resolve().parents[1]
 IMAGE_DIR = FUNCTION_DIR / "hydrator-image"
@@ -96,7 +97,7 @@ def test_the_script_is_baked_at_the_path_the_job_command_names():
     baked = FUNCTION_DIR / sources[0] / SCRIPT_PATH_IN_IMAGE.rpartition("/")[2]
     assert baked.read_text() == hydrator.script_source(), "the image bakes the packaged script"
     argv = hydrator.hydration_argv(
-        {"source": "HuggingFace", "huggingFace": {"repo": "a/b"}},
+        HuggingFace(repo="a/b"),
         cache_dir="/mnt/models",
         fingerprint="0123456789ab",
     )
@@ -106,7 +107,7 @@ def test_the_script_is_baked_at_the_path_the_job_command_names():
 @pytest.mark.parametrize("forbidden", ["pip install", "curl ", "wget "])
 def test_the_job_command_installs_nothing_at_run_time(forbidden):
     argv = hydrator.hydration_argv(
-        {"source": "HuggingFace", "huggingFace": {"repo": "a/b", "include": ["*.json"]}},
+        HuggingFace.model_validate({"repo": "a/b", "include": ["*.json"]}),
         cache_dir="/mnt/models",
         fingerprint="0123456789ab",
     )

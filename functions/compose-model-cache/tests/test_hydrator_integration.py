@@ -30,6 +30,7 @@ from hydrator_world import (
     local_argv,
     model_files,
 )
+from modelfleet_contracts.models.modelcache import HuggingFace, ModelCacheSpec, Source
 from modelfleet_contracts.mounts import MODEL_MOUNT_PATH
 
 __all__ = ["hub"]  # the fixture, used by name
@@ -206,7 +207,6 @@ def test_caches_sharing_a_claim_keep_to_their_own_sub_directory(hub, tmp_path):
 def test_a_hostile_repo_string_stays_inert(hub, tmp_path, repo):
     canary = tmp_path / "pwned"
     hostile = repo.format(canary=canary)
-    spec = {"source": "HuggingFace", "huggingFace": {"repo": hostile}}
 
     # The function refuses to compose a Job for it.
     rsp = reconcile(model_cache(huggingFace={"repo": hostile}), [CLUSTER])
@@ -214,9 +214,13 @@ def test_a_hostile_repo_string_stays_inert(hub, tmp_path, repo):
     assert desired_resources(rsp) == {}
 
     # Defence in depth: the Job command built for it carries it as one literal argv element,
-    # and the script treats it as a (bad) repo name — no shell ever sees it.
-    fingerprint = source_fingerprint(spec)
-    command = hydration_argv(spec, cache_dir=MODEL_MOUNT_PATH, fingerprint=fingerprint)
+    # and the script treats it as a (bad) repo name — no shell ever sees it. The schema
+    # refuses the string, so the typed block is built without validation to get there.
+    source = HuggingFace.model_construct(repo=hostile)
+    fingerprint = source_fingerprint(
+        ModelCacheSpec.model_construct(source=Source.HuggingFace, huggingFace=source)
+    )
+    command = hydration_argv(source, cache_dir=MODEL_MOUNT_PATH, fingerprint=fingerprint)
     assert command.count(f"--repo={hostile}") == 1
     proc = subprocess.run(
         local_argv(command, tmp_path / "claim"),

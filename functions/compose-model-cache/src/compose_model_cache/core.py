@@ -13,7 +13,7 @@ from typing import Any
 from modelfleet_contracts.clusters import SELECTED_CLUSTERS, ClusterView, matches_selector
 from modelfleet_contracts.conditions import Status, previous_condition
 from modelfleet_contracts.fields import list_at, mapping_at
-from modelfleet_contracts.models.modelcache import ModelCacheSpec
+from modelfleet_contracts.models.modelcache import ModelCacheSpec, Source
 from modelfleet_contracts.naming import composed_key
 from modelfleet_contracts.observed import ObservedObject
 from modelfleet_contracts.outcome import Outcome
@@ -105,12 +105,9 @@ def compose_cache(
 ) -> Outcome:
     """`reports`: what each observed hydration Job reported on itself, by resource name."""
     reports = reports or {}
-    parsed = parse_spec(ModelCacheSpec, mapping_at(xr, "spec"), spec_problem)
-    if isinstance(parsed, InvalidSpec):
-        return Outcome.held(Status.false("ArtifactReady", "InvalidSpec", parsed.message))
-    # The manifests, the fingerprint and the hydrator's argv still read the spec as plain
-    # data: the validated spec with its declared types, as the schema gave it.
-    spec = parsed.model_dump(mode="json", exclude_none=True, warnings=False)
+    spec = parse_spec(ModelCacheSpec, mapping_at(xr, "spec"), spec_problem)
+    if isinstance(spec, InvalidSpec):
+        return Outcome.held(Status.false("ArtifactReady", "InvalidSpec", spec.message))
     if clusters is None:
         # Crossplane has not resolved the InferenceClusters yet: not "none exist".
         return Outcome.resolving(xr, "ArtifactReady", SELECTED_CLUSTERS)
@@ -123,7 +120,11 @@ def compose_cache(
         for row in list_at(mapping_at(xr, "status"), "clusters")
         if isinstance(row, dict) and isinstance(row.get("name"), str)
     }
-    selector = spec.get("clusterSelector")
+    selector = (
+        spec.clusterSelector.model_dump(mode="json", exclude_none=True, warnings=False)
+        if spec.clusterSelector
+        else None
+    )
     matched = sorted(
         (v for v in clusters if v.name and matches_selector(v.labels, selector)),
         key=lambda v: v.name,
@@ -134,7 +135,7 @@ def compose_cache(
         fingerprint,
         [(v.name, reports.get(resource_keys(v.name)[2])) for v in matched],
         job_name,
-        hugging_face=spec.get("source") != "S3",
+        hugging_face=spec.source != Source.S3,
     )
     cache = CacheRef(name, namespace, spec, fingerprint, pin.commit if pin else "")
 
@@ -263,7 +264,7 @@ def _compose_cluster(
         byo_claim=bool(cache.existing_claim),
         latched_ready=latched,
         backoff_limit=cache.backoff_limit,
-        secret_ref=ref.get("name") if ref else None,
+        secret_ref=ref.name if ref else None,
         cache_namespace=cache.namespace,
     )
     # Job clean-up. The Job is composed until it is seen Complete for the current

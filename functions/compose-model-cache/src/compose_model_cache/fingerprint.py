@@ -9,27 +9,35 @@ import hashlib
 import json
 from typing import Any
 
+from modelfleet_contracts.models.modelcache import S3, HuggingFace, ModelCacheSpec, Source
+
 FINGERPRINT_LEN = 12
 
 
-def source_fingerprint(spec: dict[str, Any]) -> str:
+def source_of(spec: ModelCacheSpec) -> HuggingFace | S3:
+    """The block `spec.source` selects. A spec `spec_problem` (core.py) passed always has it;
+    one that did not is refused loudly rather than fingerprinted as some other source."""
+    block = spec.s3 if spec.source == Source.S3 else spec.huggingFace
+    if block is None:
+        raise ValueError(f"spec.source is {spec.source} but its block is unset: not a checked spec")
+    return block
+
+
+def source_fingerprint(spec: ModelCacheSpec) -> str:
     """12 hex characters identifying the weights `spec` describes."""
-    kind = spec.get("source")
-    if kind == "S3":
-        s3 = spec.get("s3") or {}
-        identity: dict[str, Any] = {
-            "source": "S3",
-            "uri": s3.get("uri"),
-            "endpoint": s3.get("endpoint") or "",
-        }
+    source = source_of(spec)
+    # The identity's keys and values are those of the first release: changing any of them
+    # (even an absent value's spelling, "" rather than null) would move every cache's weights.
+    identity: dict[str, Any]
+    if isinstance(source, S3):
+        identity = {"source": "S3", "uri": source.uri, "endpoint": source.endpoint or ""}
     else:
-        hf = spec.get("huggingFace") or {}
         identity = {
             "source": "HuggingFace",
-            "repo": hf.get("repo"),
-            "revision": hf.get("revision") or "",
-            "include": sorted(hf.get("include") or []),
-            "exclude": sorted(hf.get("exclude") or []),
+            "repo": source.repo,
+            "revision": source.revision or "",
+            "include": sorted(p.root for p in source.include or []),
+            "exclude": sorted(p.root for p in source.exclude or []),
         }
     canonical = json.dumps(identity, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:FINGERPRINT_LEN]

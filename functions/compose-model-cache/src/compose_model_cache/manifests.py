@@ -8,6 +8,15 @@ from modelfleet_contracts.api import MODEL_CACHE
 from modelfleet_contracts.clusters import ClusterView
 from modelfleet_contracts.hydration import PINNED_REVISION
 from modelfleet_contracts.labels import CLUSTER_LABEL, owner_labels
+from modelfleet_contracts.models.modelcache import (
+    S3,
+    CredentialsSecretRef,
+    Hydration,
+    ModelCacheSpec,
+    ReclaimPolicy,
+    Storage,
+    TokenSecretRef,
+)
 from modelfleet_contracts.mounts import CACHE_VOLUME_NAME, MODEL_MOUNT_PATH
 from modelfleet_contracts.naming import cache_claim_name, remote_name
 from modelfleet_contracts.objects import (
@@ -19,8 +28,10 @@ from modelfleet_contracts.objects import (
     kubernetes_object,
     secret_key_patch,
 )
+from modelfleet_contracts.spec import filled
 from modelfleet_contracts.stamps import Shape, marker
 
+from compose_model_cache.fingerprint import source_of
 from compose_model_cache.hydrator import DEFAULT_IMAGE, hydration_argv
 from compose_model_cache.job_access import access_objects
 
@@ -35,16 +46,25 @@ class CacheRef:
 
     name: str
     namespace: str
-    spec: dict[str, Any]
+    spec: ModelCacheSpec
     fingerprint: str
     # The commit every cluster is to serve (status.pinnedRevision), once one cluster resolved
     # the source's branch; passed to the Jobs as an annotation (a Job's pod template is fixed
     # once created, its annotations are not).
     pinned_revision: str = ""
 
+    # The optional blocks with the XRD's defaults applied when the user left them out.
+    @cached_property
+    def storage(self) -> Storage:
+        return self.spec.storage or Storage()
+
+    @cached_property
+    def hydration(self) -> Hydration:
+        return self.spec.hydration or Hydration()
+
     @cached_property
     def existing_claim(self) -> str | None:
-        return (self.spec.get("storage") or {}).get("existingClaimName") or None
+        return self.storage.existingClaimName or None
 
     @cached_property
     def claim_name(self) -> str:
@@ -62,14 +82,14 @@ class CacheRef:
         return "/".join(p for p in (self.cache_subdir, self.fingerprint) if p)
 
     @cached_property
-    def secret_ref(self) -> dict[str, Any] | None:
-        if self.spec.get("source") == "S3":
-            return (self.spec.get("s3") or {}).get("credentialsSecretRef")
-        return (self.spec.get("huggingFace") or {}).get("tokenSecretRef")
+    def secret_ref(self) -> TokenSecretRef | CredentialsSecretRef | None:
+        """The user's Secret the source is read with (a token, or S3 credentials), if any."""
+        source = source_of(self.spec)
+        return source.credentialsSecretRef if isinstance(source, S3) else source.tokenSecretRef
 
     @cached_property
     def backoff_limit(self) -> int:
-        return int((self.spec.get("hydration") or {}).get("backoffLimit", 3))
+        return filled(self.hydration.backoffLimit)
 
     @cached_property
     def secret_name(self) -> str:
@@ -140,16 +160,16 @@ def claim_object(cache: CacheRef, cluster: ClusterView) -> dict[str, Any]:
             readiness_query=PVC_BOUND,
             management_policies=OBSERVE_ONLY,
         )
-    storage = cache.spec.get("storage") or {}
-    retain = storage.get("reclaimPolicy") == "Retain"
+    retain = cache.storage.reclaimPolicy == ReclaimPolicy.Retain
     manifest = {
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
         "metadata": {**metadata, "labels": labels},
         "spec": {
             "accessModes": ["ReadWriteMany"],
-            "storageClassName": storage.get("storageClassName") or cluster.storage_class_name,
-            "resources": {"requests": {"storage": f"{cache.spec['sizeGiB']}Gi"}},
+            "storageClassName": cache.storage.storageClassName or cluster.storage_class_name,
+            # Set whenever the claim is ours (spec_problem, core.py).
+            "resources": {"requests": {"storage": f"{cache.spec.sizeGiB}Gi"}},
         },
     }
     return kubernetes_object(
@@ -168,16 +188,14 @@ def secret_object(cache: CacheRef, cluster: ClusterView) -> dict[str, Any] | Non
     if not ref:
         return None
     assert cluster.provider_config_name and cluster.workload_namespace
-    if cache.spec.get("source") == "S3":
+    if isinstance(ref, TokenSecretRef):
         patches = [
-            secret_key_patch(ref["name"], key, key, namespace=cache.namespace)
-            for key in S3_CREDENTIAL_KEYS
+            secret_key_patch(ref.name, filled(ref.key), "HF_TOKEN", namespace=cache.namespace)
         ]
     else:
         patches = [
-            secret_key_patch(
-                ref["name"], ref.get("key") or "HF_TOKEN", "HF_TOKEN", namespace=cache.namespace
-            )
+            secret_key_patch(ref.name, key, key, namespace=cache.namespace)
+            for key in S3_CREDENTIAL_KEYS
         ]
     manifest = {
         "apiVersion": "v1",
@@ -199,12 +217,12 @@ def secret_object(cache: CacheRef, cluster: ClusterView) -> dict[str, Any] | Non
 
 def _env(cache: CacheRef) -> list[dict[str, Any]]:
     env: list[dict[str, Any]] = [{"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"}]
-    s3 = cache.spec.get("s3") or {}
-    if cache.spec.get("source") == "S3":
-        if s3.get("endpoint"):
-            env.append({"name": "AWS_ENDPOINT_URL", "value": s3["endpoint"]})
-        if s3.get("region"):
-            env.append({"name": "AWS_REGION", "value": s3["region"]})
+    source = source_of(cache.spec)
+    if isinstance(source, S3):
+        if source.endpoint:
+            env.append({"name": "AWS_ENDPOINT_URL", "value": source.endpoint})
+        if source.region:
+            env.append({"name": "AWS_REGION", "value": source.region})
         keys: tuple[str, ...] = S3_CREDENTIAL_KEYS if cache.secret_ref else ()
     else:
         keys = ("HF_TOKEN",) if cache.secret_ref else ()
@@ -215,20 +233,30 @@ def _env(cache: CacheRef) -> list[dict[str, Any]]:
     return env
 
 
+def _resources(hydration: Hydration) -> dict[str, Any]:
+    """The downloader's resources as the user wrote them; empty when not given."""
+    if not hydration.resources:
+        return {}
+    return hydration.resources.model_dump(mode="json", exclude_none=True, warnings=False)
+
+
 def job_object(cache: CacheRef, cluster: ClusterView) -> dict[str, Any]:
     """The hydration Job: a fixed script in a pinned image, user values as argv."""
     assert cluster.provider_config_name and cluster.workload_namespace
-    hydration = cache.spec.get("hydration") or {}
+    hydration = cache.hydration
     cache_dir = "/".join(p for p in (MODEL_MOUNT_PATH, cache.cache_subdir) if p)
     labels = cache.labels(cluster.name)
     container = {
         "name": "hydrate",
-        "image": hydration.get("image") or DEFAULT_IMAGE,
+        "image": hydration.image or DEFAULT_IMAGE,
         "command": hydration_argv(
-            cache.spec, cache_dir=cache_dir, fingerprint=cache.fingerprint, job=cache.job_name
+            source_of(cache.spec),
+            cache_dir=cache_dir,
+            fingerprint=cache.fingerprint,
+            job=cache.job_name,
         ),
         "env": _env(cache),
-        "resources": hydration.get("resources") or DEFAULT_RESOURCES,
+        "resources": _resources(hydration) or DEFAULT_RESOURCES,
         "volumeMounts": [{"name": CACHE_VOLUME_NAME, "mountPath": MODEL_MOUNT_PATH}],
     }
     metadata: dict[str, Any] = {
@@ -244,7 +272,7 @@ def job_object(cache: CacheRef, cluster: ClusterView) -> dict[str, Any]:
         "metadata": metadata,
         "spec": {
             "backoffLimit": cache.backoff_limit,
-            "activeDeadlineSeconds": hydration.get("activeDeadlineSeconds", 21600),
+            "activeDeadlineSeconds": filled(hydration.activeDeadlineSeconds),
             # A replacement pod starts only once the previous one has fully failed, so a
             # single pod ever writes the staging directory (the script relies on that to
             # discard a killed attempt's partial files).

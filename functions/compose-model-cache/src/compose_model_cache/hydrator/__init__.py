@@ -5,9 +5,9 @@ argv elements — never shell text — so a value that looks like a flag or cont
 syntax stays an inert string.
 """
 
-from collections.abc import Mapping
 from importlib import resources
-from typing import Any
+
+from modelfleet_contracts.models.modelcache import S3, HuggingFace
 
 # Built from functions/compose-model-cache/hydrator-image/ (pinned huggingface_hub and
 # boto3, the script baked in); override per cache with spec.hydration.image.
@@ -23,7 +23,7 @@ def script_source() -> str:
 
 
 def hydration_argv(
-    source: Mapping[str, Any],
+    source: HuggingFace | S3,
     *,
     cache_dir: str,
     fingerprint: str,
@@ -31,18 +31,17 @@ def hydration_argv(
     python: str = PYTHON_IN_IMAGE,
     script: str = SCRIPT_PATH_IN_IMAGE,
 ) -> list[str]:
-    """The exact container command of a hydration Job."""
+    """The exact container command of a hydration Job fetching `source` (the spec's block
+    its `source` selects)."""
     argv = [python, script, f"--cache-dir={cache_dir}", f"--fingerprint={fingerprint}"]
     if job:
         argv.append(f"--job={job}")  # the Job it reports progress on (a name we derive)
-    if source.get("source") == "S3":
-        s3 = source.get("s3") or {}
-        argv += ["--source=S3", f"--uri={s3.get('uri', '')}"]
+    if isinstance(source, S3):
+        argv += ["--source=S3", f"--uri={source.uri}"]
         return argv
-    hf = source.get("huggingFace") or {}
-    argv += ["--source=HuggingFace", f"--repo={hf.get('repo', '')}"]
-    if hf.get("revision"):
-        argv.append(f"--revision={hf['revision']}")
-    argv += [f"--include={pattern}" for pattern in hf.get("include") or []]
-    argv += [f"--exclude={pattern}" for pattern in hf.get("exclude") or []]
+    argv += ["--source=HuggingFace", f"--repo={source.repo}"]
+    if source.revision:
+        argv.append(f"--revision={source.revision}")
+    argv += [f"--include={pattern.root}" for pattern in source.include or []]
+    argv += [f"--exclude={pattern.root}" for pattern in source.exclude or []]
     return argv
