@@ -35,3 +35,23 @@ def test_each_composition_calls_one_function_of_this_repo(plural: str) -> None:
     steps = comp["spec"]["pipeline"]
     assert len(steps) == 1
     assert steps[0]["functionRef"]["name"] in FUNCTIONS
+
+
+MAX_LINES = 400  # small modules with one job each (docs/development.md)
+
+
+def test_no_hand_written_python_file_passes_the_line_limit() -> None:
+    generated = (
+        ROOT / "packages" / "modelfleet-contracts" / "src" / "modelfleet_contracts" / "models"
+    )
+    tracked = subprocess.run(
+        ["git", "ls-files", "*.py"], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout.split()
+    files = [ROOT / p for p in tracked if not (ROOT / p).is_relative_to(generated)]
+    assert files, "git ls-files found no Python files"
+    too_long = {
+        str(f.relative_to(ROOT)): n
+        for f in files
+        if (n := len(f.read_text().splitlines())) > MAX_LINES
+    }
+    assert too_long == {}
