@@ -21,10 +21,11 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import unquote, urlsplit
+
+from loopback_server import LoopbackServer
 
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
 LFS_SUFFIXES = (".safetensors", ".pth", ".bin", ".gguf")  # what .gitattributes puts in LFS
@@ -89,7 +90,7 @@ class Faults:
     corrupt: set[str] = field(default_factory=set)  # serve the right size, one byte flipped
 
 
-class FakeHub:
+class FakeHub(LoopbackServer):
     def __init__(self, repos: dict[str, Repo], *, lifetime: float = 120.0) -> None:
         self.repos = repos
         self.faults = Faults()
@@ -116,35 +117,11 @@ class FakeHub:
             def do_HEAD(self) -> None:
                 hub.handle(self, body=False)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.watchdog = threading.Timer(lifetime, self.stop)
-        self.watchdog.daemon = True
-
-    @property
-    def endpoint(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def __enter__(self) -> "FakeHub":
-        self.thread.start()
-        self.watchdog.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
+        super().__init__(Handler, lifetime=lifetime)
 
     def stop(self) -> None:
-        self.release.set()
-        self.watchdog.cancel()
-        self.server.shutdown()
-        self.server.server_close()
+        self.release.set()  # let a stalled download go before the server closes
+        super().stop()
 
     def reset_counts(self) -> None:
         with self.lock:

@@ -8,10 +8,11 @@ Listens on 127.0.0.1 only and shuts itself down after `lifetime` seconds.
 import json
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from types import TracebackType
 from typing import Any
+
+from loopback_server import LoopbackServer
 
 TOKEN = "loopback-test-token"  # not a secret: what this fake expects, written to a temp file
 
@@ -28,7 +29,7 @@ class JobRecord:
     gets: int = 0
 
 
-class FakeKube:
+class FakeKube(LoopbackServer):
     def __init__(self, job: JobRecord, *, lifetime: float = 120.0) -> None:
         self.job = job
         self.refused: list[str] = []
@@ -51,16 +52,7 @@ class FakeKube:
             def do_PUT(self) -> None:
                 kube.handle(self)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.watchdog = threading.Timer(lifetime, self.stop)
-        self.watchdog.daemon = True
-
-    @property
-    def endpoint(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        super().__init__(Handler, lifetime=lifetime)
 
     def service_account(self, directory: Path) -> Path:
         """A directory laid out like the one Kubernetes mounts into the pod (no CA: plain
@@ -69,24 +61,6 @@ class FakeKube:
         (directory / "token").write_text(TOKEN)
         (directory / "namespace").write_text(self.job.namespace)
         return directory
-
-    def __enter__(self) -> "FakeKube":
-        self.thread.start()
-        self.watchdog.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-    def stop(self) -> None:
-        self.watchdog.cancel()
-        self.server.shutdown()
-        self.server.server_close()
 
     def handle(self, h: BaseHTTPRequestHandler) -> None:
         path = f"/apis/batch/v1/namespaces/{self.job.namespace}/jobs/{self.job.name}"
