@@ -78,7 +78,10 @@ def test_the_figures_grow_and_end_at_the_real_total(hub, kube, tmp_path):
     assert {p.get(BYTES_TOTAL, str(TOTAL)) for p in kube.job.patches} == {str(TOTAL)}
     assert model_files(staged) == EXPECTED_MAIN
     hashed = re.search(r"\((\d+) hashed while downloading\)", proc.stdout)
-    assert hashed and int(hashed[1]) >= 2, "the shards were hashed as they arrived"
+    # The 24 MiB shard takes ~2 s at this rate, ten of the hasher's 0.2 s polls: it is always
+    # followed. The 2 MiB one takes ~0.17 s and may finish between two polls (then `verify`
+    # hashes it whole), so it is not counted on.
+    assert hashed and int(hashed[1]) >= 1, "the big shard was hashed as it arrived"
 
 
 def test_a_rerun_fetches_nothing_and_reports_the_copy_complete(hub, kube, tmp_path):
