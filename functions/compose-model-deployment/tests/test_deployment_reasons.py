@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from deployment_world import cache_on, deployment, other_replica, placement, rows, schedule
-from modelfleet_devtools.requests import conditions, desired_resources, events
+from modelfleet_devtools.requests import conditions, conditions_as_status, desired_resources, events
 from modelfleet_devtools.world import H100, inference_cluster
 
 CACHE = {"modelCacheRef": {"name": "kimi-k2"}}
@@ -198,16 +198,7 @@ def test_events_only_on_transitions():
     xr = deployment(replicas=1)
     first = schedule(xr, [inference_cluster("gke-us")])
     assert events(first)  # Scheduled, ModelCacheReady, Available: all new
-    xr["status"] = {
-        "conditions": [
-            {
-                "type": c.type,
-                "status": "True" if c.status == fnv1.STATUS_CONDITION_TRUE else "False",
-                "reason": c.reason,
-            }
-            for c in first.conditions
-        ]
-    }
+    xr["status"] = {"conditions": conditions_as_status(first)}
     placed = desired_resources(first)
     assert events(schedule(xr, [inference_cluster("gke-us")], observed=placed)) == []
     more = {**xr, "spec": {**xr["spec"], "replicas": 9}}

@@ -9,6 +9,7 @@ from compose_model_replica.fn import CACHE, CLUSTER
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_devtools.requests import (
     condition_status,
+    conditions_as_status,
     desired_resources,
     desired_status,
     events,
@@ -245,16 +246,7 @@ def test_events_are_emitted_on_transitions_only():
     xr = replica(nodes=2)
     first = run(xr, cache=model_cache("Hydrating"))
     assert [sev for sev, _ in events(first)] == ["Normal"]
-    xr["status"] = {
-        "conditions": [
-            {
-                "type": c.type,
-                "status": "True" if c.status == fnv1.STATUS_CONDITION_TRUE else "False",
-                "reason": c.reason,
-            }
-            for c in first.conditions
-        ]
-    }
+    xr["status"] = {"conditions": conditions_as_status(first)}
     again = run(xr, cache=model_cache("Hydrating", "still downloading"))
     assert events(again) == []
     composed = run(xr, cache=model_cache("Ready"))

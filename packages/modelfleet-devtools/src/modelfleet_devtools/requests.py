@@ -58,6 +58,14 @@ def condition_status(c: fnv1.Condition) -> str:
     }.get(c.status, "Unknown")
 
 
+def conditions_as_status(rsp: fnv1.RunFunctionResponse) -> list[dict[str, Any]]:
+    """The response's conditions as Crossplane writes them onto the XR's `status.conditions`
+    (what the next reconcile reads back)."""
+    return [
+        {"type": c.type, "status": condition_status(c), "reason": c.reason} for c in rsp.conditions
+    ]
+
+
 def events(rsp: fnv1.RunFunctionResponse) -> list[tuple[str, str]]:
     """(severity, message) of each result: `Normal`, `Warning` or `Fatal`."""
     names = {
