@@ -9,7 +9,9 @@ What huggingface_hub (2.x) asks for, as read from its source:
 
 It listens on 127.0.0.1 only, counts the file bytes it serves, can cut a download off
 mid-file (drop the connection, or stall until released), and shuts itself down after
-`lifetime` seconds even if a test forgets to.
+`lifetime` seconds even if a test forgets to. Like the Hub, it works out each file's digests
+once, when the commit is made, not per request: a listing or a download costs it no hashing,
+so a benchmark against it measures the client.
 """
 
 import contextlib
@@ -62,9 +64,11 @@ def tree_entry(name: str, data: bytes) -> dict[str, Any]:
 
 @dataclass
 class Repo:
-    """Commits by sha (file name -> content) and refs (branch or tag -> sha)."""
+    """Commits by sha (file name -> content), their tree entries (file name -> what the Hub
+    lists for it) and refs (branch or tag -> sha)."""
 
     commits: dict[str, dict[str, bytes]] = field(default_factory=dict)
+    trees: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     refs: dict[str, str] = field(default_factory=dict)
 
     def commit(self, ref: str, files: dict[str, bytes]) -> str:
@@ -72,6 +76,7 @@ class Repo:
         for name in sorted(files):
             sha.update(files[name])
         self.commits[sha.hexdigest()] = files
+        self.trees[sha.hexdigest()] = {name: tree_entry(name, data) for name, data in files.items()}
         self.refs[ref] = sha.hexdigest()
         return sha.hexdigest()
 
@@ -168,7 +173,7 @@ class FakeHub(LoopbackServer):
                 "siblings": [{"rfilename": name} for name in sorted(files)],
             }
             return self.reply(h, 200, json.dumps(info).encode(), {})
-        tree = [tree_entry(name, data) for name, data in sorted(files.items())]
+        tree = [entry for _, entry in sorted(repo.trees[sha].items())]
         return self.reply(h, 200, json.dumps(tree).encode(), {})
 
     def resolve(self, h: BaseHTTPRequestHandler, path: str, *, body: bool) -> None:
@@ -186,7 +191,7 @@ class FakeHub(LoopbackServer):
             self.faults.forbid.discard(name)
         if forbidden:
             return self.reply(h, 403, b"", {"X-Error-Code": "GatedRepo"})
-        entry = tree_entry(name, data)
+        entry = repo.trees[sha][name]
         headers = {
             "X-Repo-Commit": sha,
             "ETag": f'"{entry.get("lfs", {}).get("oid") or entry["oid"]}"',
@@ -199,7 +204,7 @@ class FakeHub(LoopbackServer):
             headers["Content-Range"] = f"bytes {start}-{len(data) - 1}/{len(data)}"
         if not body:
             return self.reply(h, 200, b"", headers, length=len(data))
-        chunk = data[start:]
+        chunk: bytes | memoryview = memoryview(data)[start:]  # no copy of a whole shard
         with self.lock:
             drop = self.faults.drop_after.pop(name, None)
             stall = self.faults.stall_after.pop(name, None)
@@ -227,7 +232,7 @@ class FakeHub(LoopbackServer):
             h.connection.shutdown(socket.SHUT_RDWR)
         return None
 
-    def send_body(self, h: BaseHTTPRequestHandler, data: bytes) -> None:
+    def send_body(self, h: BaseHTTPRequestHandler, data: bytes | memoryview) -> None:
         """Write `data`, paced to `rate` when one is set (so a test can watch progress)."""
         if not self.rate:
             h.wfile.write(data)

@@ -78,13 +78,24 @@ def test_verify_names_every_bad_file_in_path_order(tmp_path):
     assert [p.split(":")[0] for p in verify(tmp_path, files)] == ["a", "c"]
 
 
-@pytest.mark.parametrize("tamper", [False, True], ids=["as published", "rewritten after"])
-def test_a_file_hashed_while_it_downloads_counts_only_if_it_still_matches(tmp_path, tamper):
+@pytest.mark.parametrize(
+    ("partial_name", "tamper"),
+    [
+        (f"aESknW7TOKEmfryZ2OONv6DRGfk=.{GOOD_SHA}.407131f1.incomplete", False),
+        (f"aESknW7TOKEmfryZ2OONv6DRGfk=.{GOOD_SHA}.incomplete", False),
+        (f"aESknW7TOKEmfryZ2OONv6DRGfk=.{GOOD_SHA}.407131f1.incomplete", True),
+    ],
+    ids=["as published", "partial name without an attempt suffix", "rewritten after"],
+)
+def test_a_file_hashed_while_it_downloads_counts_only_if_it_still_matches(
+    tmp_path, partial_name, tamper
+):
     want = Expected("sub/w.bin", len(DATA), sha256=GOOD_SHA)
     downloads = tmp_path / ".cache/huggingface/download/sub"
     downloads.mkdir(parents=True)
     (tmp_path / "sub").mkdir()
-    partial = downloads / f"abc.{GOOD_SHA}.incomplete"
+    (downloads / f"other.{'1' * 64}.incomplete").write_bytes(b"another file's partial")
+    partial = downloads / partial_name
     hasher = StreamHasher(tmp_path, tmp_path / ".cache/huggingface", [want])
     with partial.open("wb") as f:  # the downloader writes it in pieces, hashed between them
         for i in range(0, len(DATA), 1000):

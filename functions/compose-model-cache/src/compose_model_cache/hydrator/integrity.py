@@ -13,9 +13,11 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from io import BufferedReader
 from pathlib import Path
-from typing import BinaryIO
 
+# Read into one reused buffer: a fresh multi-MiB bytes object per read costs a mmap and page
+# faults each time, which on a CPU-bound download shows up as wall time.
 CHUNK = 8 * 1024 * 1024
 # Beside a streamed file's digests: which file, as last written, they are of.
 IDENTITY = "identity"
@@ -56,15 +58,28 @@ def _hashers(want: Expected) -> dict[str, "hashlib._Hash"]:
     return hashers
 
 
+def _feed(
+    handle: BufferedReader, hashers: list["hashlib._Hash"], limit: int, buffer: bytearray
+) -> int:
+    """Hash what `handle` holds from where it is, up to `limit` bytes; how many were read."""
+    view, read = memoryview(buffer), 0
+    while read < limit:
+        n = handle.readinto(view[: min(len(view), limit - read)])
+        if not n:
+            break
+        for h in hashers:
+            h.update(view[:n])
+        read += n
+    return read
+
+
 def _digests(path: Path, want: Expected) -> dict[str, str]:
     """The digests `want` names, computed in one pass over the file."""
     hashers = _hashers(want)
     if not hashers:
         return {}
     with path.open("rb") as f:
-        while chunk := f.read(CHUNK):
-            for h in hashers.values():
-                h.update(chunk)
+        _feed(f, list(hashers.values()), want.size, bytearray(CHUNK))
     return {name: h.hexdigest() for name, h in hashers.items()}
 
 
@@ -90,14 +105,18 @@ def problem_with(root: Path, want: Expected, streamed: dict[str, str] | None = N
     return None
 
 
+def _workers() -> int:
+    """Threads hashing at once (hashlib releases the GIL on large updates)."""
+    return max(1, min(4, os.cpu_count() or 1))
+
+
 def verify(
     root: Path, files: list[Expected], streamed: dict[str, dict[str, str]] | None = None
 ) -> list[str]:
     """Every problem found among `files` under `root`, in path order. Files not hashed while
     they downloaded are hashed now, a few at a time (hashlib releases the GIL)."""
     streamed = streamed or {}
-    workers = max(1, min(4, os.cpu_count() or 1))
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    with ThreadPoolExecutor(max_workers=_workers()) as pool:
         found = pool.map(lambda want: problem_with(root, want, streamed.get(want.path)), files)
         problems = [p for p in found if p]
     return sorted(problems)
@@ -108,7 +127,7 @@ class _Follow:
     """One file being hashed as it is written: the open file follows huggingface_hub's
     rename of `*.incomplete` to the final path (same inode)."""
 
-    handle: BinaryIO
+    handle: BufferedReader
     hashers: dict[str, "hashlib._Hash"]
     read: int = 0
     digests: dict[str, str] = field(default_factory=dict)
@@ -117,9 +136,13 @@ class _Follow:
 class StreamHasher(threading.Thread):
     """Hashes each file while huggingface_hub downloads it into `root`, so verifying after
     the download costs (almost) nothing more. A file is followed from its `*.incomplete`
-    name (`<hash>.<etag>[.<suffix>].incomplete` under the bookkeeping directory, the etag the
-    published sha256 or blob id) from the first byte; anything unexpected (a file rewritten,
-    a rename across devices) just leaves it to `verify` to hash it whole."""
+    name (`<hash>.<etag>[.<attempt>].incomplete` beside its metadata under the bookkeeping
+    directory, the etag the published sha256 or blob id) from the first byte; anything unexpected (a
+    file rewritten, a rename across devices) just leaves it to `verify` to hash it whole."""
+
+    # Often enough that little is left to hash when the download ends (the hasher never
+    # falls more than this far behind while it has CPU); each poll lists each folder once.
+    EVERY = 0.05
 
     def __init__(self, root: Path, bookkeeping: Path, files: list[Expected]) -> None:
         super().__init__(name="hash-while-downloading", daemon=True)
@@ -127,46 +150,58 @@ class StreamHasher(threading.Thread):
         self.files = [f for f in files if f.sha256 or f.git_blob]
         self.follows: dict[str, _Follow] = {}
         self.stopped = threading.Event()
+        self.buffer = bytearray(CHUNK)
 
-    def _open(self, want: Expected) -> _Follow | None:
-        etag = want.sha256 or want.git_blob
-        folder = (self.downloads / want.path).parent
-        with contextlib.suppress(OSError):
-            for partial in folder.glob(f"*.{etag}*.incomplete"):
-                return _Follow(partial.open("rb"), _hashers(want))
-        return None
+    def _open_new(self) -> None:
+        """Start following the files whose download has begun since the last poll."""
+        waiting: dict[Path, dict[str, Expected]] = {}
+        for want in self.files:
+            if want.path not in self.follows and not (self.root / want.path).exists():
+                folder = (self.downloads / want.path).parent
+                waiting.setdefault(folder, {})[want.sha256 or want.git_blob] = want
+        for folder, by_etag in waiting.items():
+            with contextlib.suppress(OSError), os.scandir(folder) as entries:
+                for entry in entries:
+                    parts = entry.name.split(".")
+                    found = by_etag.get(parts[1]) if len(parts) in (3, 4) else None
+                    if found and parts[-1] == "incomplete" and found.path not in self.follows:
+                        with contextlib.suppress(OSError):
+                            handle = open(entry.path, "rb")  # noqa: SIM115 (closed when done)
+                            self.follows[found.path] = _Follow(handle, _hashers(found))
 
-    def _advance(self, want: Expected, follow: _Follow) -> None:
-        while follow.read < want.size and (chunk := follow.handle.read(CHUNK)):
-            for h in follow.hashers.values():
-                h.update(chunk)
-            follow.read += len(chunk)
+    def _advance(self, want: Expected, follow: _Follow, buffer: bytearray) -> None:
+        hashers = list(follow.hashers.values())
+        follow.read += _feed(follow.handle, hashers, want.size - follow.read, buffer)
         if follow.read == want.size and not follow.digests:
             follow.digests = {n: h.hexdigest() for n, h in follow.hashers.items()}
             follow.digests[IDENTITY] = _identity(os.fstat(follow.handle.fileno()))
             follow.handle.close()
 
+    def _catch_up(self, want: Expected, buffer: bytearray) -> None:
+        follow = self.follows.get(want.path)
+        if follow and not follow.digests:
+            with contextlib.suppress(OSError, ValueError):
+                self._advance(want, follow, buffer)
+
     def poll(self) -> None:
+        self._open_new()
         for want in self.files:
-            follow = self.follows.get(want.path)
-            if follow is None and not (self.root / want.path).exists():
-                follow = self._open(want)
-                if follow:
-                    self.follows[want.path] = follow
-            if follow and not follow.digests:
-                with contextlib.suppress(OSError, ValueError):
-                    self._advance(want, follow)
+            self._catch_up(want, self.buffer)
 
     def run(self) -> None:
-        while not self.stopped.wait(0.2):
+        while not self.stopped.wait(self.EVERY):
             self.poll()
 
     def finish(self) -> dict[str, dict[str, str]]:
-        """Stop, read what is left of the followed files; the digests of those complete."""
+        """Stop, read what is left of the followed files (the last ones to finish downloading,
+        a few at a time); the digests of those complete."""
         self.stopped.set()
         if self.ident is not None:  # started
             self.join(timeout=30)
-        self.poll()
+        self._open_new()
+        left = [want for want in self.files if want.path in self.follows]
+        with ThreadPoolExecutor(max_workers=_workers()) as pool:
+            list(pool.map(lambda want: self._catch_up(want, bytearray(CHUNK)), left))
         done = {}
         for path, follow in self.follows.items():
             if follow.digests:
