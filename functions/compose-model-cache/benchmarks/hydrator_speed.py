@@ -2,8 +2,11 @@
 what a re-run fetches.
 
 A multi-file model (SHARDS weight shards of SHARD_MIB MiB and a few small files) is served by
-the loopback Hub of the tests (tests/fake_hub.py, 127.0.0.1 only). Each round runs, in turn
-(alternating which goes first), as separate processes:
+the loopback Hub of the tests (tests/fake_hub.py, 127.0.0.1 only), twice: unpaced, where the
+client, the Hub and any hashing share this machine's CPUs (the CPU is the bottleneck), and
+through a simulated 1 Gbit/s link every download shares (the network is the bottleneck, as
+it is when a cluster pulls from the real Hub). Each round runs, in turn (alternating which goes
+first), as separate processes:
 
 - `hf download REPO --local-dir DIR`: huggingface_hub's own CLI, the same version the image
   pins;
@@ -11,9 +14,9 @@ the loopback Hub of the tests (tests/fake_hub.py, 127.0.0.1 only). Each round ru
   loopback API server as it would to its Job), which also resolves the commit, verifies every
   file's sha256 / git blob id and writes the completion marker.
 
-Reported: the median wall time of each over ROUNDS rounds, MiB/s (model bytes / median time)
-and the hydrator's time relative to `hf download`; then the bytes the Hub served when each is
-run again on its finished directory.
+Reported, per case: the median wall time of each over ROUNDS rounds, MiB/s (model bytes /
+median time) and the hydrator's time relative to `hf download`; then the bytes the Hub served
+when each is run again on its finished directory.
 
 Run: uv run python functions/compose-model-cache/benchmarks/hydrator_speed.py [--write-docs]
 (--write-docs replaces the section between the markers in docs/benchmarks.md with the output).
@@ -48,6 +51,8 @@ SHARDS = 8
 SHARD_MIB = 96
 ROUNDS = 5
 MIB = 1024 * 1024
+# (what the case is, the link's rate in bytes/s or None for unpaced)
+CASES = [("unpaced loopback (CPU-bound)", None), ("1 Gbit/s link (network-bound)", 1e9 / 8)]
 DOCS = ROOT / "docs" / "benchmarks.md"
 START = "<!-- hydrator_speed.py: start -->"
 END = "<!-- hydrator_speed.py: end -->"
@@ -85,17 +90,17 @@ def base_env(hub: FakeHub, home: Path) -> dict[str, str]:
 CPU: dict[str, list[float]] = {}  # CPU seconds (user + system) of each contender's process
 
 
-def timed(argv: list[str], env: dict[str, str]) -> float:
-    """Wall seconds of one run; its CPU seconds go to CPU[argv[1]]."""
+def timed(name: str, argv: list[str], env: dict[str, str]) -> float:
+    """Wall seconds of one run of contender `name`; its CPU seconds go to CPU[name]."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
     elapsed = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
-        raise SystemExit(f"{argv[1]} failed:\n{proc.stdout}\n{proc.stderr}")
+        raise SystemExit(f"{name} failed:\n{proc.stdout}\n{proc.stderr}")
     cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-    CPU.setdefault(argv[1], []).append(cpu)
+    CPU.setdefault(name, []).append(cpu)
     return elapsed
 
 
@@ -123,7 +128,8 @@ class Contenders:
 
     def hf_download(self, into: Path) -> float:
         hf = shutil.which("hf", path=str(Path(sys.executable).parent))
-        return timed([hf or "hf", "download", REPO_ID, "--local-dir", str(into)], self.env)
+        argv = [hf or "hf", "download", REPO_ID, "--local-dir", str(into)]
+        return timed("hf download", argv, self.env)
 
     def hydrator(self, into: Path) -> float:
         argv = [
@@ -136,7 +142,7 @@ class Contenders:
             f"--repo={REPO_ID}",
             "--revision=main",
         ]
-        return timed(argv, self.job_env)
+        return timed("hydrator", argv, self.job_env)
 
     def fresh(self, name: str) -> Path:
         path = self.work / name
@@ -144,12 +150,57 @@ class Contenders:
         return path
 
 
+def run_rounds(c: Contenders) -> dict[str, list[float]]:
+    """Wall seconds of each contender over ROUNDS rounds, alternating which goes first."""
+    times: dict[str, list[float]] = {"hf download": [], "hydrator": []}
+    for r in range(ROUNDS):
+        order = ["hf download", "hydrator"] if r % 2 == 0 else ["hydrator", "hf download"]
+        for name in order:
+            into = c.fresh(name.replace(" ", "-"))
+            run = c.hf_download if name == "hf download" else c.hydrator
+            times[name].append(run(into))
+    return times
+
+
+def case_lines(case: str, size: int, times: dict[str, list[float]]) -> list[str]:
+    """The table of one case and the hydrator's time relative to `hf download`'s."""
+    cpu = {name: statistics.median(CPU.pop(name)) for name in times}
+    hf_median, hyd_median = (statistics.median(times[n]) for n in ("hf download", "hydrator"))
+    lines = [
+        f"**{case}**",
+        "",
+        "| | median wall time | MiB/s | median CPU time of its process | all runs (s) |",
+        "| --- | ---: | ---: | ---: | --- |",
+    ]
+    for name, runs in times.items():
+        median = statistics.median(runs)
+        lines.append(
+            f"| {name} | {median:.2f} s | {size / MIB / median:.0f} | {cpu[name]:.2f} s "
+            f"| {', '.join(f'{t:.2f}' for t in runs)} |"
+        )
+    ratio = hyd_median / hf_median
+    lines += [
+        "",
+        f"Hydrator time / `hf download` time: **{ratio:.3f}** ({(ratio - 1) * 100:+.1f} %; "
+        f"target: within +5 %, {'met' if ratio <= 1.05 else 'not met'}).",
+        "",
+    ]
+    return lines
+
+
 def measure() -> list[str]:
     files = model()
     size = sum(len(d) for d in files.values())
     repo = Repo()
     repo.commit("main", files)
-    times: dict[str, list[float]] = {"hf download": [], "hydrator": []}
+    lines = [
+        f"Model: {SHARDS} shards of {SHARD_MIB} MiB and 4 small files, "
+        f"{size / MIB:.1f} MiB in {len(files)} files, on the loopback Hub "
+        f"(huggingface_hub {metadata.version('huggingface_hub')}, Python "
+        f"{platform.python_version()}, {os.cpu_count()} CPUs, load average "
+        f"{os.getloadavg()[0]:.1f} before the runs). Median of {ROUNDS} rounds, run alternately.",
+        "",
+    ]
     with (
         tempfile.TemporaryDirectory(prefix="hydrator-bench-") as tmp,
         FakeHub({REPO_ID: repo}, lifetime=3600) as hub,
@@ -162,12 +213,9 @@ def measure() -> list[str]:
         script = work / "img" / "hydrate.py"
         assert script.read_text() == script_source()
         c = Contenders(hub, kube, work, script)
-        for r in range(ROUNDS):
-            order = ["hf download", "hydrator"] if r % 2 == 0 else ["hydrator", "hf download"]
-            for name in order:
-                into = c.fresh(name.replace(" ", "-"))
-                run = c.hf_download if name == "hf download" else c.hydrator
-                times[name].append(run(into))
+        for case, link_rate in CASES:
+            hub.link.rate = link_rate
+            lines += case_lines(case, size, run_rounds(c))
         # Re-runs on the finished directories of the last round.
         rerun = {}
         for name, run in (("hf download", c.hf_download), ("hydrator", c.hydrator)):
@@ -176,38 +224,11 @@ def measure() -> list[str]:
             files_asked = sum(1 for m, p, _ in hub.requests if m == "GET" and "/resolve/" in p)
             rerun[name] = (hub.total_file_bytes, files_asked, len(hub.requests))
         final = kube.job.annotations
-    hf_median, hyd_median = (statistics.median(times[n]) for n in ("hf download", "hydrator"))
-    cpu = {
-        "hf download": statistics.median(CPU["download"][:ROUNDS]),
-        "hydrator": statistics.median(CPU[str(script)][:ROUNDS]),
-    }
-    digests = hashing_cost(files)
-    rate = {n: size / MIB / statistics.median(t) for n, t in times.items()}
-    lines = [
-        f"Model: {SHARDS} shards of {SHARD_MIB} MiB and 4 small files, "
-        f"{size / MIB:.1f} MiB in {len(files)} files, on the loopback Hub "
-        f"(huggingface_hub {metadata.version('huggingface_hub')}, Python "
-        f"{platform.python_version()}, {os.cpu_count()} CPUs, load average "
-        f"{os.getloadavg()[0]:.1f} at the end). Median of {ROUNDS} rounds, run alternately.",
-        "",
-        "| | median wall time | MiB/s | median CPU time of its process | all runs (s) |",
-        "| --- | ---: | ---: | ---: | --- |",
-    ]
-    for name in ("hf download", "hydrator"):
-        runs = ", ".join(f"{t:.2f}" for t in times[name])
-        lines.append(
-            f"| {name} | {statistics.median(times[name]):.2f} s | {rate[name]:.0f} "
-            f"| {cpu[name]:.2f} s | {runs} |"
-        )
     lines += [
-        "",
-        f"Hydrator time / `hf download` time: **{hyd_median / hf_median:.3f}** "
-        f"({(hyd_median / hf_median - 1) * 100:+.1f} %; target: within +5 %). The hydrator's "
-        "time includes resolving the commit, listing the files, verifying every file and "
-        "reporting progress on its Job. Hashing this model's files (sha256 of the weights, "
-        f"git blob ids of the rest) costs {digests:.2f} CPU seconds on this machine, measured "
-        "alone; the client processes' CPU time above differs by "
-        f"{cpu['hydrator'] - cpu['hf download']:+.2f} s.",
+        "The hydrator's time includes resolving the commit, listing the files, verifying every "
+        "file and reporting progress on its Job. Hashing this model's files (sha256 of the "
+        f"weights, git blob ids of the rest) costs {hashing_cost(files):.2f} CPU seconds on "
+        f"this machine, measured alone (load average {os.getloadavg()[0]:.1f} after the runs).",
         "",
         "| re-run on the finished directory | file bytes served | files fetched | requests |",
         "| --- | ---: | ---: | ---: |",

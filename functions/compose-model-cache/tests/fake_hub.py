@@ -95,13 +95,30 @@ class Faults:
     corrupt: set[str] = field(default_factory=set)  # serve the right size, one byte flipped
 
 
+class Link:
+    """A network link every download shares: at most `rate` bytes/s in all (None: unpaced).
+    Each piece takes its turn on the wire; a sender waits until its piece has gone."""
+
+    def __init__(self, rate: float | None = None) -> None:
+        self.rate = rate
+        self.lock = threading.Lock()
+        self.free_at = 0.0  # when the wire is free of the pieces already sent (monotonic)
+
+    def wait_for(self, size: int) -> None:
+        if not self.rate:
+            return
+        with self.lock:
+            self.free_at = max(self.free_at, time.monotonic()) + size / self.rate
+            done = self.free_at
+        time.sleep(max(0.0, done - time.monotonic()))
+
+
 class FakeHub(LoopbackServer):
     def __init__(self, repos: dict[str, Repo], *, lifetime: float = 120.0) -> None:
         self.repos = repos
         self.faults = Faults()
-        self.rate: float | None = (
-            None  # file bytes per second per request (None: as fast as it can)
-        )
+        self.rate: float | None = None  # file bytes/s per request (None: as fast as it can)
+        self.link = Link()  # file bytes/s of all requests together (a network link)
         self.release = threading.Event()
         self.stalled = threading.Event()
         self.lock = threading.Lock()
@@ -233,16 +250,20 @@ class FakeHub(LoopbackServer):
         return None
 
     def send_body(self, h: BaseHTTPRequestHandler, data: bytes | memoryview) -> None:
-        """Write `data`, paced to `rate` when one is set (so a test can watch progress)."""
-        if not self.rate:
+        """Write `data`, paced to `rate` (so a test can watch progress) and to the link's
+        rate when either is set."""
+        if not self.rate and not self.link.rate:
             h.wfile.write(data)
             h.wfile.flush()
             return
         step = 256 * 1024
         for offset in range(0, len(data), step):
-            h.wfile.write(data[offset : offset + step])
+            piece = data[offset : offset + step]
+            self.link.wait_for(len(piece))
+            h.wfile.write(piece)
             h.wfile.flush()
-            time.sleep(min(step, len(data) - offset) / self.rate)
+            if self.rate:
+                time.sleep(len(piece) / self.rate)
 
     @staticmethod
     def reply(
