@@ -7,6 +7,7 @@ import pytest
 from google.protobuf import struct_pb2
 from hypothesis import given
 from hypothesis import strategies as st
+from modelfleet_contracts.conditions import condition_true
 from modelfleet_contracts.edge import structs
 from modelfleet_contracts.edge.observed import read_observed
 from modelfleet_contracts.fields import list_at, mapping_at, mapping_path
@@ -23,14 +24,16 @@ odd = (
 )
 condition = st.dictionaries(
     st.sampled_from(["type", "status", "reason", "message"]),
-    st.sampled_from(["Complete", "Failed", "True", "False", "not found"]) | odd,
+    st.sampled_from(["Complete", "Failed", "Ready", "True", "False", "not found"]) | odd,
     max_size=4,
 )
 conditions = st.lists(condition | odd, max_size=3) | odd
 remote = st.dictionaries(
-    st.sampled_from(["phase", "conditions", "succeeded", "failed", "active"]),
+    st.sampled_from(
+        ["phase", "conditions", "succeeded", "failed", "active", "readyReplicas", "updatedReplicas"]
+    ),
     conditions | st.integers(-3, 5) | st.sampled_from(["Bound", "Pending"]) | odd,
-    max_size=4,
+    max_size=5,
 )
 secret_data = st.dictionaries(
     st.sampled_from(["HF_TOKEN", "redacted"]), st.none() | st.text(max_size=4)
@@ -40,6 +43,7 @@ manifest_fields = {
     "status": remote,
     "apiVersion": st.sampled_from(["v1", "batch/v1"]) | odd,
     "kind": st.sampled_from(["Secret", "Job"]) | odd,
+    "provisioner": st.sampled_from(["", "filestore.csi.storage.gke.io"]) | odd,
     "data": secret_data | odd,
     "stringData": secret_data | odd,
     "metadata": st.fixed_dictionaries(
@@ -48,9 +52,25 @@ manifest_fields = {
     )
     | odd,
 }
+applied = st.fixed_dictionaries(
+    {},
+    optional={
+        "forProvider": st.fixed_dictionaries(
+            {},
+            optional={
+                "manifest": st.fixed_dictionaries(
+                    {}, optional={"kind": st.sampled_from(["Deployment", "LeaderWorkerSet"]) | odd}
+                )
+                | odd
+            },
+        )
+        | odd
+    },
+)
 observed = st.fixed_dictionaries(
     {},
     optional={
+        "spec": applied | odd,
         "status": st.fixed_dictionaries(
             {},
             optional={
@@ -79,7 +99,7 @@ def _plain_count(obj: dict[str, Any], key: str) -> int:
     return int(value) if 0 <= value < 2**53 else 0
 
 
-def observed_facts(obj: dict[str, Any]) -> ObservedObject:
+def observed_facts(obj: dict[str, Any], *, applied_kind: bool = False) -> ObservedObject:
     """The oracle: the same facts as `read_observed`, read from plain data."""
     failure = ""
     for c in list_at(mapping_at(obj, "status"), "conditions"):
@@ -87,11 +107,24 @@ def observed_facts(obj: dict[str, Any]) -> ObservedObject:
         if message and c.get("status") == "False":
             failure = message
             break
-    exposed = secret_fields_with_values(mapping_path(obj, "status", "atProvider", "manifest"))
-    remote = mapping_path(obj, "status", "atProvider", "manifest", "status")
+    own = {
+        "ready": condition_true(mapping_at(obj, "status"), "Ready"),
+        "failure_message": failure,
+        "applied_kind": _plain_string(mapping_path(obj, "spec", "forProvider", "manifest"), "kind")
+        if applied_kind
+        else "",
+    }
+    manifest = mapping_path(obj, "status", "atProvider", "manifest")
+    echoed = {
+        "remote_provisioner": _plain_string(manifest, "provisioner"),
+        "exposed_secret_fields": secret_fields_with_values(manifest),
+    }
+    remote = mapping_at(manifest, "status")
     if not remote:
-        return ObservedObject(failure_message=failure, exposed_secret_fields=exposed)
+        return ObservedObject(**own, **echoed)
     return ObservedObject(
+        **own,
+        **echoed,
         remote_seen=True,
         remote_phase=_plain_string(remote, "phase"),
         remote_conditions=tuple(
@@ -106,8 +139,8 @@ def observed_facts(obj: dict[str, Any]) -> ObservedObject:
         ),
         remote_succeeded=_plain_count(remote, "succeeded"),
         remote_failed=_plain_count(remote, "failed"),
-        failure_message=failure,
-        exposed_secret_fields=exposed,
+        remote_ready_replicas=_plain_count(remote, "readyReplicas"),
+        remote_updated_replicas=_plain_count(remote, "updatedReplicas"),
     )
 
 
@@ -117,12 +150,13 @@ def struct_of(data: dict[str, Any]) -> struct_pb2.Struct:
     return s
 
 
-@given(observed)
-def test_protobuf_and_plain_readers_agree_on_any_shape(data):
+@given(observed, st.booleans())
+def test_protobuf_and_plain_readers_agree_on_any_shape(data, applied_kind):
     s = struct_of(data)
     before = s.SerializeToString(deterministic=True)
     # Plain data as Crossplane sends it: numbers are floats.
-    assert read_observed(s) == observed_facts(structs.to_dict(s))
+    plain = observed_facts(structs.to_dict(s), applied_kind=applied_kind)
+    assert read_observed(s, applied_kind=applied_kind) == plain
     assert s.SerializeToString(deterministic=True) == before, "reading must not add keys"
 
 
@@ -157,6 +191,38 @@ def test_a_completed_job_and_a_missing_secret_read_as_such():
     assert read_observed(struct_of(secret)) == ObservedObject(
         failure_message='secrets "hf" not found'
     )
+
+
+def test_a_workload_a_storage_class_and_a_release_read_as_such():
+    workload = {
+        "spec": {"forProvider": {"manifest": {"kind": "LeaderWorkerSet"}}},
+        "status": {
+            "conditions": [{"type": "Ready", "status": "True"}],
+            "atProvider": {"manifest": {"status": {"readyReplicas": 2, "updatedReplicas": 3}}},
+        },
+    }
+    facts = read_observed(struct_of(workload), applied_kind=True)
+    assert facts.ready and facts.applied_kind == "LeaderWorkerSet"
+    assert (facts.remote_ready_replicas, facts.remote_updated_replicas) == (2, 3)
+    assert read_observed(struct_of(workload)).applied_kind == "", "read only when asked"
+
+    # A StorageClass has no status: the provisioner says the provider read it.
+    storage_class = {
+        "status": {"atProvider": {"manifest": {"provisioner": "filestore.csi.storage.gke.io"}}}
+    }
+    facts = read_observed(struct_of(storage_class))
+    assert facts.remote_provisioner == "filestore.csi.storage.gke.io" and not facts.remote_seen
+
+    release = {
+        "status": {
+            "atProvider": {"state": "failed"},
+            "conditions": [
+                {"type": "Synced", "status": "True"},
+                {"type": "Ready", "status": "False", "message": "chart not found"},
+            ],
+        }
+    }
+    assert read_observed(struct_of(release)) == ObservedObject(failure_message="chart not found")
 
 
 SECRET = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "creds"}}

@@ -1,9 +1,11 @@
-"""What functions act on of an observed provider-kubernetes Object, as small plain facts.
+"""What functions act on of an observed composed resource, as small plain facts.
 
-An observed Object carries its manifest twice (as composed, and echoed with the remote
-object), server bookkeeping and conditions: hundreds of values, of which a function decides
-on a handful. The edge (`edge.observed.read_observed`) takes those few straight from the
-protobuf Struct; a core decides on these facts only.
+An observed provider-kubernetes Object carries its manifest twice (as composed, and echoed
+with the remote object), server bookkeeping and conditions: hundreds of values, of which a
+function decides on a handful. The edge (`edge.observed.read_observed`) takes those few
+straight from the protobuf Struct; a core decides on these facts only. Other managed
+resources (a Helm Release, a ProviderConfig) read the same way: their own conditions are
+there, the Object-only facts read as absent.
 """
 
 import json
@@ -29,16 +31,23 @@ class Condition:
 
 @dataclass(frozen=True)
 class ObservedObject:
-    """The remote object's status as provider-kubernetes last saw it
-    (`status.atProvider.manifest.status`), and why the Object itself is failing."""
+    """An observed composed resource: its own readiness and why it is failing, the kind of
+    manifest it applies, and the remote object as provider-kubernetes last saw it
+    (`status.atProvider.manifest`)."""
 
+    ready: bool = False  # its own first `Ready` condition is "True"
+    # The message of its first False condition (Synced/Ready) that has one.
+    failure_message: str = ""
+    applied_kind: str = ""  # `spec.forProvider.manifest.kind`, when asked for (the edge)
     remote_seen: bool = False  # the remote status is a non-empty mapping
     remote_phase: str = ""
     remote_conditions: tuple[Condition, ...] = ()
-    remote_succeeded: int = 0
+    remote_succeeded: int = 0  # a Job's
     remote_failed: int = 0
-    # The message of the Object's first False condition (Synced/Ready) that has one.
-    failure_message: str = ""
+    remote_ready_replicas: int = 0  # a Deployment's or LeaderWorkerSet's
+    remote_updated_replicas: int = 0
+    # A StorageClass has no status: one the provider read from the cluster has a provisioner.
+    remote_provisioner: str = ""
     # Where the echoed remote Secret still holds values (`secret_fields_with_values`).
     exposed_secret_fields: tuple[str, ...] = ()
 

@@ -1,5 +1,5 @@
-"""Reading an observed provider-kubernetes Object's few facts (`ObservedObject`) straight
-from its protobuf Struct, tolerantly: a field of another shape reads as absent (empty
+"""Reading an observed composed resource's few facts (`ObservedObject`) straight from its
+protobuf Struct, tolerantly: a field of another shape reads as absent (empty
 string, zero), never raises."""
 
 from typing import Any
@@ -35,23 +35,56 @@ def _conditions(fields: Any) -> list[Any]:
     return [c.struct_value.fields for c in v.list_value.values if c.HasField("struct_value")]
 
 
-def read_observed(s: struct_pb2.Struct) -> ObservedObject:
-    """The facts of an observed Object, read from its Struct without converting it."""
-    status = _struct(s.fields, "status")
-    if status is None:
-        return ObservedObject()
+def _own_state(status: Any) -> tuple[bool, str]:
+    """(its first Ready condition is "True", the message of its first False condition that
+    has one), of a resource's own `status.conditions`."""
+    ready: bool | None = None
     failure = ""
     for c in _conditions(status):
-        if _string(c, "status") == "False" and (message := _string(c, "message")):
-            failure = message
-            break
-    remote = _struct(status, "atProvider")
-    manifest = _struct(remote, "manifest") if remote is not None else None
-    exposed = _exposed_secret_fields(manifest) if manifest is not None else ()
-    remote = _struct(manifest, "status") if manifest is not None else None
+        state = _string(c, "status")
+        if state == "False" and not failure:
+            failure = _string(c, "message")
+        # A condition's type is read only until the first Ready one is found.
+        if ready is None and _string(c, "type") == "Ready":
+            ready = state == "True"
+    return bool(ready), failure
+
+
+def _applied_kind(fields: Any) -> str:
+    spec = _struct(fields, "spec")
+    provider = _struct(spec, "forProvider") if spec is not None else None
+    manifest = _struct(provider, "manifest") if provider is not None else None
+    return _string(manifest, "kind") if manifest is not None else ""
+
+
+def read_observed(s: struct_pb2.Struct, *, applied_kind: bool = False) -> ObservedObject:
+    """The facts of an observed resource, read from its Struct without converting it.
+    `applied_kind=True` also reads `spec.forProvider.manifest.kind`: four lookups more,
+    which a reader of thousands of Objects that never looks at it is spared."""
+    kind = _applied_kind(s.fields) if applied_kind else ""
+    status = _struct(s.fields, "status")
+    if status is None:
+        return ObservedObject(applied_kind=kind)
+    ready, failure = _own_state(status)
+    at_provider = _struct(status, "atProvider")
+    manifest = _struct(at_provider, "manifest") if at_provider is not None else None
+    if manifest is None:
+        return ObservedObject(ready=ready, failure_message=failure, applied_kind=kind)
+    provisioner = _string(manifest, "provisioner")
+    exposed = _exposed_secret_fields(manifest)
+    remote = _struct(manifest, "status")
     if not remote:
-        return ObservedObject(failure_message=failure, exposed_secret_fields=exposed)
+        return ObservedObject(
+            ready=ready,
+            failure_message=failure,
+            applied_kind=kind,
+            remote_provisioner=provisioner,
+            exposed_secret_fields=exposed,
+        )
     return ObservedObject(
+        ready=ready,
+        failure_message=failure,
+        applied_kind=kind,
         remote_seen=True,
         remote_phase=_string(remote, "phase"),
         remote_conditions=tuple(
@@ -65,7 +98,9 @@ def read_observed(s: struct_pb2.Struct) -> ObservedObject:
         ),
         remote_succeeded=_count(remote, "succeeded"),
         remote_failed=_count(remote, "failed"),
-        failure_message=failure,
+        remote_ready_replicas=_count(remote, "readyReplicas"),
+        remote_updated_replicas=_count(remote, "updatedReplicas"),
+        remote_provisioner=provisioner,
         exposed_secret_fields=exposed,
     )
 
