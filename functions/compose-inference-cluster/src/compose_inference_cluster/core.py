@@ -9,13 +9,14 @@ of reality would send them to a cluster that cannot take work yet.
 from typing import Any
 
 from modelfleet_contracts.clusters import RWX
-from modelfleet_contracts.conditions import Status, condition_true
-from modelfleet_contracts.fields import list_at, mapping_at, mapping_path
+from modelfleet_contracts.conditions import Status
+from modelfleet_contracts.fields import mapping_at
 from modelfleet_contracts.models.inferencecluster import (
     InferenceClusterSpec,
     LeaderWorkerSet,
     Storage,
 )
+from modelfleet_contracts.observed import ObservedObject
 from modelfleet_contracts.outcome import Outcome
 from modelfleet_contracts.spec import InvalidSpec, filled, parse_spec
 
@@ -55,21 +56,9 @@ def rwx_status(class_name: str, *, ready: bool) -> dict[str, Any]:
     return {"storageClassName": class_name, "accessMode": RWX, "ready": ready}
 
 
-def _ready(obj: dict[str, Any] | None) -> bool:
-    return condition_true(mapping_at(obj, "status"), "Ready")
-
-
-def _error(obj: dict[str, Any] | None) -> str:
-    """The message of the first False condition of `obj` that has one."""
-    for c in list_at(mapping_at(obj, "status"), "conditions"):
-        if isinstance(c, dict) and c.get("status") == "False" and c.get("message"):
-            return str(c["message"])
-    return ""
-
-
 def compose_cluster(
     xr: dict[str, Any],
-    observed: dict[str, dict[str, Any]],
+    observed: dict[str, ObservedObject],
     named_provider_config: list[dict[str, Any]] | None,
 ) -> Outcome:
     """`named_provider_config`: the ClusterProviderConfig named by
@@ -98,7 +87,7 @@ def compose_cluster(
 
     out.desired[NAMESPACE] = m.namespace_object(name, pc_name, namespace)
     ns_obj = observed.get(NAMESPACE)
-    connected = pc_exists and _ready(ns_obj)
+    connected = pc_exists and ns_obj is not None and ns_obj.ready
     status: dict[str, Any] = {
         "nodePools": [
             p.model_dump(mode="json", exclude_none=True, warnings=False)
@@ -119,7 +108,8 @@ def compose_cluster(
             f"ClusterProviderConfig {pc_name} does not exist yet",
         )
     else:
-        detail = _error(ns_obj) or "waiting for it to become Active"
+        failing = ns_obj.failure_message if ns_obj is not None else ""
+        detail = failing or "waiting for it to become Active"
         connected_cond = Status.false(
             "Connected", "Unavailable", f"namespace {namespace} via {pc_name}: {detail}"
         )
@@ -137,7 +127,7 @@ def _compose_storage(
     spec: InferenceClusterSpec,
     name: str,
     pc_name: str,
-    observed: dict[str, dict[str, Any]],
+    observed: dict[str, ObservedObject],
     out: Outcome,
     status: dict[str, Any],
 ) -> Status:
@@ -153,16 +143,16 @@ def _compose_storage(
     obj = observed.get(STORAGE)
     if storage.storageClassName:
         # Observe-only: the class exists once the provider has read it from the cluster.
-        exists = bool(mapping_path(obj, "status", "atProvider", "manifest").get("provisioner"))
-        if obj is not None and not exists and _error(obj):
+        exists = obj is not None and bool(obj.remote_provisioner)
+        if obj is not None and not exists and obj.failure_message:
             status["storage"] = rwx_status(class_name, ready=False)
             return Status.false(
                 "StorageReady",
                 "StorageClassNotFound",
-                f"StorageClass {class_name} not found on the cluster: {_error(obj)}",
+                f"StorageClass {class_name} not found on the cluster: {obj.failure_message}",
             )
     else:
-        exists = _ready(obj)
+        exists = obj is not None and obj.ready
     status["storage"] = rwx_status(class_name, ready=exists)
     if exists:
         return Status.true(
@@ -175,7 +165,7 @@ def _compose_lws(
     spec: InferenceClusterSpec,
     name: str,
     pc_name: str,
-    observed: dict[str, dict[str, Any]],
+    observed: dict[str, ObservedObject],
     out: Outcome,
 ) -> bool:
     lws = spec.leaderWorkerSet or LeaderWorkerSet()
@@ -187,11 +177,12 @@ def _compose_lws(
     version = filled(lws.version)
     out.desired[LWS] = m.lws_release(name, pc_name, version)
     release = observed.get(LWS)
-    if _ready(release):
+    if release is not None and release.ready:
         out.conditions.append(
             Status.true("LeaderWorkerSetReady", "Installed", f"LeaderWorkerSet chart {version}")
         )
         return True
-    detail = _error(release) or f"installing the LeaderWorkerSet chart {version}"
+    failing = release.failure_message if release is not None else ""
+    detail = failing or f"installing the LeaderWorkerSet chart {version}"
     out.conditions.append(Status.false("LeaderWorkerSetReady", "Installing", detail))
     return False

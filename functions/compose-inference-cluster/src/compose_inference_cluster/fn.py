@@ -4,6 +4,7 @@ from crossplane.function import request, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.api import OBJECT_API_VERSION, PROVIDER_CONFIG_KIND
 from modelfleet_contracts.edge import structs
+from modelfleet_contracts.edge.observed import read_observed
 from modelfleet_contracts.edge.outcome import apply_outcome
 from modelfleet_contracts.fields import mapping_at
 
@@ -24,7 +25,6 @@ def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) ->
         )
         if NAMED_PROVIDER_CONFIG in req.required_resources:
             resolved = request.get_required_resources(req, NAMED_PROVIDER_CONFIG)
-    # Converted whole: the storage check reads the echoed StorageClass (atProvider.manifest).
-    observed = {name: structs.to_dict(r.resource) for name, r in req.observed.resources.items()}
+    observed = {name: read_observed(r.resource) for name, r in req.observed.resources.items()}
     outcome = compose_cluster(xr, observed, resolved)
     apply_outcome(req, rsp, xr, outcome, progress_reasons=PROGRESS_REASONS)
