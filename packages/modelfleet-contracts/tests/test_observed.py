@@ -52,25 +52,9 @@ manifest_fields = {
     )
     | odd,
 }
-applied = st.fixed_dictionaries(
-    {},
-    optional={
-        "forProvider": st.fixed_dictionaries(
-            {},
-            optional={
-                "manifest": st.fixed_dictionaries(
-                    {}, optional={"kind": st.sampled_from(["Deployment", "LeaderWorkerSet"]) | odd}
-                )
-                | odd
-            },
-        )
-        | odd
-    },
-)
 observed = st.fixed_dictionaries(
     {},
     optional={
-        "spec": applied | odd,
         "status": st.fixed_dictionaries(
             {},
             optional={
@@ -82,7 +66,7 @@ observed = st.fixed_dictionaries(
                 | odd,
             },
         )
-        | odd
+        | odd,
     },
 )
 
@@ -99,7 +83,7 @@ def _plain_count(obj: dict[str, Any], key: str) -> int:
     return int(value) if 0 <= value < 2**53 else 0
 
 
-def observed_facts(obj: dict[str, Any], *, applied_kind: bool = False) -> ObservedObject:
+def observed_facts(obj: dict[str, Any]) -> ObservedObject:
     """The oracle: the same facts as `read_observed`, read from plain data."""
     failure = ""
     for c in list_at(mapping_at(obj, "status"), "conditions"):
@@ -110,9 +94,6 @@ def observed_facts(obj: dict[str, Any], *, applied_kind: bool = False) -> Observ
     own = {
         "ready": condition_true(mapping_at(obj, "status"), "Ready"),
         "failure_message": failure,
-        "applied_kind": _plain_string(mapping_path(obj, "spec", "forProvider", "manifest"), "kind")
-        if applied_kind
-        else "",
     }
     manifest = mapping_path(obj, "status", "atProvider", "manifest")
     echoed = {
@@ -150,13 +131,12 @@ def struct_of(data: dict[str, Any]) -> struct_pb2.Struct:
     return s
 
 
-@given(observed, st.booleans())
-def test_protobuf_and_plain_readers_agree_on_any_shape(data, applied_kind):
+@given(observed)
+def test_protobuf_and_plain_readers_agree_on_any_shape(data):
     s = struct_of(data)
     before = s.SerializeToString(deterministic=True)
     # Plain data as Crossplane sends it: numbers are floats.
-    plain = observed_facts(structs.to_dict(s), applied_kind=applied_kind)
-    assert read_observed(s, applied_kind=applied_kind) == plain
+    assert read_observed(s) == observed_facts(structs.to_dict(s))
     assert s.SerializeToString(deterministic=True) == before, "reading must not add keys"
 
 
@@ -195,16 +175,14 @@ def test_a_completed_job_and_a_missing_secret_read_as_such():
 
 def test_a_workload_a_storage_class_and_a_release_read_as_such():
     workload = {
-        "spec": {"forProvider": {"manifest": {"kind": "LeaderWorkerSet"}}},
         "status": {
             "conditions": [{"type": "Ready", "status": "True"}],
             "atProvider": {"manifest": {"status": {"readyReplicas": 2, "updatedReplicas": 3}}},
         },
     }
-    facts = read_observed(struct_of(workload), applied_kind=True)
-    assert facts.ready and facts.applied_kind == "LeaderWorkerSet"
+    facts = read_observed(struct_of(workload))
+    assert facts.ready and facts.remote_seen
     assert (facts.remote_ready_replicas, facts.remote_updated_replicas) == (2, 3)
-    assert read_observed(struct_of(workload)).applied_kind == "", "read only when asked"
 
     # A StorageClass has no status: the provisioner says the provider read it.
     storage_class = {

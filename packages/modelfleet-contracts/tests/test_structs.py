@@ -1,5 +1,5 @@
 """structs: the fast Struct conversions give exactly what the SDK's converters give, and the
-reduced readers leave out only what no function reads."""
+reduced reader leaves out only the rows not asked for."""
 
 from typing import Any
 
@@ -38,40 +38,6 @@ def test_update_is_struct_update_including_replacing_nested_values(first, second
     expected.update(second)
     structs.update(actual, second)
     assert actual == expected
-
-
-OBSERVED_JOB = {
-    "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
-    "kind": "Object",
-    "metadata": {"name": "gke-us-hydrate", "uid": "u1", "managedFields": [{"manager": "x"}]},
-    "spec": {"forProvider": {"manifest": {"kind": "Job", "spec": {"backoffLimit": 3}}}},
-    "status": {
-        "conditions": [{"type": "Ready", "status": "True"}],
-        "atProvider": {
-            "manifest": {
-                "kind": "Job",
-                "metadata": {"managedFields": [{"manager": "kube"}]},
-                "spec": {"backoffLimit": 3, "template": {}},
-                "status": {"succeeded": 1},
-            }
-        },
-    },
-}
-
-
-def test_observed_object_keeps_what_functions_read_and_drops_the_echo():
-    seen = structs.observed_object(struct_of(OBSERVED_JOB))
-    assert seen["spec"] == resource.struct_to_dict(struct_of(OBSERVED_JOB))["spec"]
-    assert seen["status"]["conditions"] == [{"type": "Ready", "status": "True"}]
-    assert seen["status"]["atProvider"] == {"manifest": {"status": {"succeeded": 1.0}}}
-    assert seen["metadata"] == {"name": "gke-us-hydrate", "uid": "u1"}
-
-
-def test_observed_object_of_a_non_object_resource_is_converted_as_is():
-    replica = {"kind": "ModelReplica", "spec": {"replicas": 2}, "status": {"phase": "Ready"}}
-    assert structs.observed_object(struct_of(replica)) == resource.struct_to_dict(
-        struct_of(replica)
-    )
 
 
 def test_with_named_rows_keeps_only_the_named_row():

@@ -18,7 +18,7 @@ from modelfleet_contracts.fields import list_at, mapping_at
 from modelfleet_contracts.labels import CLUSTER_LABEL, owner_labels
 from modelfleet_contracts.models.modelreplica import ModelReplicaSpec
 from modelfleet_contracts.naming import workload_name
-from modelfleet_contracts.objects import carry_forward, remote_manifest, remote_status
+from modelfleet_contracts.observed import ObservedObject
 from modelfleet_contracts.outcome import Outcome
 from modelfleet_contracts.spec import InvalidSpec, parse_spec
 
@@ -82,7 +82,7 @@ def cache_location(
 
 
 def _kept(
-    observed: dict[str, dict[str, Any]],
+    observed: dict[str, ObservedObject],
     spec: ModelReplicaSpec,
     why: str,
     fallback: str,
@@ -92,18 +92,18 @@ def _kept(
 
     The observed Usage is kept as it is too: it protects the cache the running workload
     reads. Without one, `usage` (the referenced cache's, when it exists) is composed."""
-    out = Outcome()
-    for key in (WORKLOAD, SERVICE, USAGE):
-        if key in observed:
-            out.desired[key] = carry_forward(observed[key])
-    if USAGE not in out.desired and usage is not None:
+    out = Outcome(kept=[key for key in (WORKLOAD, SERVICE, USAGE) if key in observed])
+    if USAGE not in observed and usage is not None:
         out.desired[USAGE] = usage
     workload = observed.get(WORKLOAD)
     if workload is None:
         phase = ReplicaPhase(fallback, why, spec.replicas, 0)
     else:
-        kind = str(remote_manifest(workload).get("kind", "Deployment"))
-        seen = derive_replica_phase(kind, spec.replicas, remote_status(workload) or None)
+        # Only the phase and counts are reported (the message says why the workload is
+        # kept), and neither depends on which kind of workload it is.
+        seen = derive_replica_phase(
+            "workload", spec.replicas, workload if workload.remote_seen else None
+        )
         phase = ReplicaPhase(
             seen.phase, f"{why}; keeping the running workload", seen.replicas, seen.ready_replicas
         )
@@ -115,7 +115,7 @@ def compose_replica(
     xr: dict[str, Any],
     cluster: list[ClusterView] | None,
     cache: list[dict[str, Any]] | None,
-    observed: dict[str, dict[str, Any]],
+    observed: dict[str, ObservedObject],
 ) -> Outcome:
     """`cluster` / `cache`: what Crossplane resolved for the requirements (None: unresolved
     yet; an empty list: it does not exist)."""
@@ -178,11 +178,8 @@ def compose_replica(
     out = Outcome(desired={WORKLOAD: workload, SERVICE: service})
     if usage is not None:
         out.desired[USAGE] = usage  # the workload now reads this cache
-    observed_workload = observed.get(WORKLOAD)
     phase = derive_replica_phase(
-        workload["spec"]["forProvider"]["manifest"]["kind"],
-        spec.replicas,
-        remote_status(observed_workload) if observed_workload else None,
+        workload["spec"]["forProvider"]["manifest"]["kind"], spec.replicas, observed.get(WORKLOAD)
     )
     out.status, out.conditions, out.ready = replica_status(phase)
     return out

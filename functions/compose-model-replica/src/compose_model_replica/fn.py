@@ -5,6 +5,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.api import API_VERSION, INFERENCE_CLUSTER
 from modelfleet_contracts.edge import structs
 from modelfleet_contracts.edge.clusters import read_cluster_struct
+from modelfleet_contracts.edge.observed import read_observed
 from modelfleet_contracts.edge.outcome import apply_outcome
 from modelfleet_contracts.edge.requirements import require_referenced_cache, resolved
 from modelfleet_contracts.fields import mapping_at
@@ -25,9 +26,7 @@ def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) ->
             rsp, CLUSTER, API_VERSION, INFERENCE_CLUSTER, match_name=cluster_name
         )
     require_referenced_cache(rsp, CACHE, xr)
-    observed = {
-        name: structs.observed_object(r.resource) for name, r in req.observed.resources.items()
-    }
+    observed = {name: read_observed(r.resource) for name, r in req.observed.resources.items()}
     # Only this cluster's row of the cache's status: the fleet's other rows are not read.
     here = str(cluster_name or "")
     outcome = compose_replica(

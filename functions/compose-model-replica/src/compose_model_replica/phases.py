@@ -1,10 +1,8 @@
 """A replica's phase from the observed Deployment or LeaderWorkerSet."""
 
 from dataclasses import dataclass
-from typing import Any
 
-from modelfleet_contracts.conditions import condition_in, condition_true
-from modelfleet_contracts.fields import int_at
+from modelfleet_contracts.observed import ObservedObject
 
 WAITING_FOR_CLUSTER = "WaitingForCluster"
 WAITING_FOR_CACHE = "WaitingForCache"
@@ -23,32 +21,29 @@ class ReplicaPhase:
 
 
 def derive_replica_phase(
-    kind: str, desired_replicas: int, status: dict[str, Any] | None
+    kind: str, desired_replicas: int, workload: ObservedObject | None
 ) -> ReplicaPhase:
-    """`status`: the workload's observed status (None: not observed yet)."""
+    """`workload`: the observed workload Object (None: not observed yet)."""
     what = "gangs" if kind == "LeaderWorkerSet" else "pods"
-    if status is None:
+    if workload is None:
         return ReplicaPhase(PROGRESSING, f"creating the {kind}", desired_replicas, 0)
-    ready = int_at(status, "readyReplicas")
-    updated = int_at(status, "updatedReplicas")
-    available = condition_true(status, "Available")
-    progressing = condition_in(status, "Progressing")
-    updating = condition_true(status, "UpdateInProgress")
-    if (
-        progressing.get("status") == "False"
-        and progressing.get("reason") == "ProgressDeadlineExceeded"
-    ):
+    ready = workload.remote_ready_replicas
+    updated = workload.remote_updated_replicas
+    available = workload.remote_condition("Available") is not None
+    updating = workload.remote_condition("UpdateInProgress") is not None
+    stalled = workload.remote_condition("Progressing", "False")
+    if stalled is not None and stalled.reason == "ProgressDeadlineExceeded":
         return ReplicaPhase(
             FAILED,
-            f"{kind} made no progress: {progressing.get('message', 'deadline exceeded')}",
+            f"{kind} made no progress: {stalled.message or 'deadline exceeded'}",
             desired_replicas,
             ready,
         )
     # Deployment: ReplicaFailure (e.g. quota exceeded); other kinds may report Failed.
     for failure in ("ReplicaFailure", "Failed"):
-        failed = condition_in(status, failure)
-        if failed.get("status") == "True":
-            why = failed.get("message") or failed.get("reason") or failure
+        failed = workload.remote_condition(failure)
+        if failed is not None:
+            why = failed.message or failed.reason or failure
             return ReplicaPhase(FAILED, f"{kind} failed: {why}", desired_replicas, ready)
     if available and ready >= desired_replicas and (updated >= desired_replicas) and not updating:
         return ReplicaPhase(READY, "", desired_replicas, ready)

@@ -79,17 +79,6 @@ def secret_key_patch(
     return {"patchesFrom": source, "toFieldPath": f"data.{to_key}"}
 
 
-def remote_manifest(observed_object: dict[str, Any]) -> dict[str, Any]:
-    """The remote manifest an observed Object applies (`spec.forProvider.manifest`)."""
-    return mapping_path(observed_object, "spec", "forProvider", "manifest")
-
-
-def remote_status(observed_object: dict[str, Any]) -> dict[str, Any]:
-    """The remote object's status as provider-kubernetes last observed it
-    (`status.atProvider.manifest.status`)."""
-    return mapping_path(observed_object, "status", "atProvider", "manifest", "status")
-
-
 SERVER_SET_METADATA = (
     "uid",
     "resourceVersion",

@@ -31,14 +31,12 @@ class Condition:
 
 @dataclass(frozen=True)
 class ObservedObject:
-    """An observed composed resource: its own readiness and why it is failing, the kind of
-    manifest it applies, and the remote object as provider-kubernetes last saw it
-    (`status.atProvider.manifest`)."""
+    """An observed composed resource: its own readiness and why it is failing, and the remote
+    object as provider-kubernetes last saw it (`status.atProvider.manifest`)."""
 
     ready: bool = False  # its own first `Ready` condition is "True"
     # The message of its first False condition (Synced/Ready) that has one.
     failure_message: str = ""
-    applied_kind: str = ""  # `spec.forProvider.manifest.kind`, when asked for (the edge)
     remote_seen: bool = False  # the remote status is a non-empty mapping
     remote_phase: str = ""
     remote_conditions: tuple[Condition, ...] = ()

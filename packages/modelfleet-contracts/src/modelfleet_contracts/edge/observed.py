@@ -50,26 +50,16 @@ def _own_state(status: Any) -> tuple[bool, str]:
     return bool(ready), failure
 
 
-def _applied_kind(fields: Any) -> str:
-    spec = _struct(fields, "spec")
-    provider = _struct(spec, "forProvider") if spec is not None else None
-    manifest = _struct(provider, "manifest") if provider is not None else None
-    return _string(manifest, "kind") if manifest is not None else ""
-
-
-def read_observed(s: struct_pb2.Struct, *, applied_kind: bool = False) -> ObservedObject:
-    """The facts of an observed resource, read from its Struct without converting it.
-    `applied_kind=True` also reads `spec.forProvider.manifest.kind`: four lookups more,
-    which a reader of thousands of Objects that never looks at it is spared."""
-    kind = _applied_kind(s.fields) if applied_kind else ""
+def read_observed(s: struct_pb2.Struct) -> ObservedObject:
+    """The facts of an observed resource, read from its Struct without converting it."""
     status = _struct(s.fields, "status")
     if status is None:
-        return ObservedObject(applied_kind=kind)
+        return ObservedObject()
     ready, failure = _own_state(status)
     at_provider = _struct(status, "atProvider")
     manifest = _struct(at_provider, "manifest") if at_provider is not None else None
     if manifest is None:
-        return ObservedObject(ready=ready, failure_message=failure, applied_kind=kind)
+        return ObservedObject(ready=ready, failure_message=failure)
     provisioner = _string(manifest, "provisioner")
     exposed = _exposed_secret_fields(manifest)
     remote = _struct(manifest, "status")
@@ -77,14 +67,12 @@ def read_observed(s: struct_pb2.Struct, *, applied_kind: bool = False) -> Observ
         return ObservedObject(
             ready=ready,
             failure_message=failure,
-            applied_kind=kind,
             remote_provisioner=provisioner,
             exposed_secret_fields=exposed,
         )
     return ObservedObject(
         ready=ready,
         failure_message=failure,
-        applied_kind=kind,
         remote_seen=True,
         remote_phase=_string(remote, "phase"),
         remote_conditions=tuple(

@@ -3,8 +3,7 @@
 The SDK's converters go through `json_format`, which inspects descriptors for every value;
 at 1000 clusters that, not the decisions, dominated a RunFunction. These walk the Struct
 directly and give the same plain data (numbers as floats, as Crossplane sends them).
-`observed_object` goes further and leaves out what no function reads: the echoed remote
-manifest's body and server bookkeeping (`managedFields`).
+`with_named_rows` and `project` go further and convert only the part a reader asks for.
 """
 
 from collections.abc import Mapping
@@ -13,8 +12,6 @@ from typing import Any, TypeAlias
 from google.protobuf import struct_pb2
 
 from modelfleet_contracts.stamps import Stamp, Trie
-
-_SKIPPED_METADATA = frozenset({"managedFields"})
 
 
 def _value(v: struct_pb2.Value) -> Any:
@@ -74,46 +71,6 @@ def update(s: struct_pb2.Struct, data: Mapping[str, Any]) -> None:
     fields = s.fields
     for k, v in data.items():
         _set(fields[k], v)
-
-
-def _metadata(v: struct_pb2.Value) -> Any:
-    if v.WhichOneof("kind") != "struct_value":
-        return _value(v)
-    return {k: _value(x) for k, x in v.struct_value.fields.items() if k not in _SKIPPED_METADATA}
-
-
-def observed_object(s: struct_pb2.Struct) -> dict[str, Any]:
-    """An observed composed resource as plain data, without what functions never read:
-    `metadata.managedFields`, and for provider-kubernetes Objects the body of the echoed
-    remote manifest (`status.atProvider.manifest` keeps only its `status`; the manifest we
-    asked for is in `spec.forProvider.manifest`). Everything else is converted as is."""
-    out: dict[str, Any] = {}
-    for key, v in s.fields.items():
-        if key == "metadata":
-            out[key] = _metadata(v)
-        elif key == "status" and v.WhichOneof("kind") == "struct_value":
-            out[key] = _observed_status(v.struct_value)
-        else:
-            out[key] = _value(v)
-    return out
-
-
-def _observed_status(status: struct_pb2.Struct) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, v in status.fields.items():
-        if key == "atProvider" and v.WhichOneof("kind") == "struct_value":
-            at_provider: dict[str, Any] = {}
-            for k, x in v.struct_value.fields.items():
-                if k == "manifest" and x.WhichOneof("kind") == "struct_value":
-                    remote = x.struct_value.fields
-                    kept = {"status": _value(remote["status"])} if "status" in remote else {}
-                    at_provider[k] = kept
-                else:
-                    at_provider[k] = _value(x)
-            out[key] = at_provider
-        else:
-            out[key] = _value(v)
-    return out
 
 
 def _named(item: struct_pb2.Value, name: str) -> bool:
