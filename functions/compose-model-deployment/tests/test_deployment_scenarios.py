@@ -191,6 +191,22 @@ def test_a_flapping_cluster_keeps_its_replica(flap):
     assert placement(rsp) == {"gke-us": 2}
 
 
+def test_a_replica_kept_through_a_flap_is_carried_as_observed_with_the_new_count():
+    xr = deployment(replicas=2)
+    [(key, replica)] = desired_resources(schedule(xr, [RWX])).items()
+    seen = replica | {
+        "metadata": replica["metadata"] | {"uid": "3f1c", "annotations": {"team": "ml"}},
+        "status": {"phase": "Ready", "readyReplicas": 2},
+    }
+    xr["spec"]["replicas"] = 1  # scaled down while the cluster is disconnected
+    flap = inference_cluster("gke-us", connected=False)
+    kept = desired_resources(schedule(xr, [flap], observed={key: seen}))[key]
+    assert kept["spec"] == replica["spec"] | {"replicas": 1}
+    # Carried, not rebuilt: what others wrote stays, server-set metadata and status go.
+    assert kept["metadata"] == replica["metadata"] | {"annotations": {"team": "ml"}}
+    assert "status" not in kept
+
+
 def test_a_deleted_or_unmatched_cluster_loses_its_replica():
     xr = deployment(replicas=1, clusterSelector={"matchLabels": {"tier": "gold"}})
     gold = inference_cluster("gold", labels={"tier": "gold"})

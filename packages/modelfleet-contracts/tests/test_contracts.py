@@ -14,7 +14,6 @@ from modelfleet_contracts.naming import cache_claim_name, remote_name, workload_
 from modelfleet_contracts.objects import (
     OBSERVE_ONLY,
     PVC_BOUND,
-    carry_forward,
     kubernetes_object,
     secret_key_patch,
 )
@@ -93,22 +92,6 @@ def test_an_object_wraps_the_manifest_for_the_clusters_provider_config():
     assert spec["managementPolicies"] == ["Observe"]
     assert spec["references"][0]["patchesFrom"]["fieldPath"] == "data.HF_TOKEN"
     assert spec["references"][0]["toFieldPath"] == "data.HF_TOKEN"
-
-
-def test_carrying_an_observed_object_forward_keeps_identity_and_spec_only():
-    observed = {
-        "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
-        "kind": "Object",
-        "metadata": {"name": "x", "labels": {"a": "b"}, "uid": "1", "resourceVersion": "9"},
-        "spec": {"forProvider": {"manifest": {"kind": "Job"}}},
-        "status": {"atProvider": {}},
-    }
-    assert carry_forward(observed) == {
-        "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
-        "kind": "Object",
-        "metadata": {"name": "x", "labels": {"a": "b"}},
-        "spec": {"forProvider": {"manifest": {"kind": "Job"}}},
-    }
 
 
 @pytest.mark.parametrize(

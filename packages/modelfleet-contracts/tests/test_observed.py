@@ -22,10 +22,15 @@ from modelfleet_contracts.observed import (
 odd = (
     st.none() | st.booleans() | st.text(max_size=6) | st.floats() | st.lists(st.none(), max_size=2)
 )
-condition = st.dictionaries(
-    st.sampled_from(["type", "status", "reason", "message"]),
-    st.sampled_from(["Complete", "Failed", "Ready", "True", "False", "not found"]) | odd,
-    max_size=4,
+words = st.sampled_from(["Complete", "Failed", "Ready", "True", "False", "not found"]) | odd
+condition = st.fixed_dictionaries(
+    {},
+    optional={
+        "type": st.sampled_from(["Complete", "Failed", "Ready"]) | words,
+        "status": st.sampled_from(["True", "False", "Unknown"]) | words,
+        "reason": words,
+        "message": words,
+    },
 )
 conditions = st.lists(condition | odd, max_size=3) | odd
 remote = st.dictionaries(
@@ -191,6 +196,8 @@ def test_a_workload_a_storage_class_and_a_release_read_as_such():
     facts = read_observed(struct_of(storage_class))
     assert facts.remote_provisioner == "filestore.csi.storage.gke.io" and not facts.remote_seen
 
+    unknown = {"status": {"conditions": [{"type": "Ready", "status": "Unknown"}]}}
+    assert not read_observed(struct_of(unknown)).ready
     release = {
         "status": {
             "atProvider": {"state": "failed"},

@@ -1,6 +1,6 @@
 """Reading and keeping observed resources without converting all of them: a projection gives
-exactly the plain data at its paths, and carrying forward in protobuf gives what
-`objects.carry_forward` gives on the converted resource."""
+exactly the plain data at its paths, and carrying forward in protobuf gives what the plain
+oracle (`carry_forward`) gives on the converted resource."""
 
 from typing import Any
 
@@ -9,7 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from modelfleet_contracts.edge import structs
 from modelfleet_contracts.edge.carry import carry_forward_into
-from modelfleet_contracts.objects import carry_forward
+from modelfleet_contracts.fields import mapping_at, mapping_path
+from modelfleet_contracts.objects import SECRET_VALUE_FIELDS, SERVER_SET_METADATA
 
 scalars = st.none() | st.booleans() | st.text(max_size=8) | st.integers(-(2**40), 2**40)
 json_values = st.recursive(
@@ -27,6 +28,36 @@ resources = st.dictionaries(
     json_values | st.dictionaries(st.sampled_from(METADATA_KEYS), json_values, max_size=4),
     max_size=6,
 )
+
+
+def _secret_manifest(spec: Any) -> dict[str, Any] | None:
+    """The v1 Secret an Object's spec carries, or None."""
+    manifest = mapping_path(spec, "forProvider", "manifest") if isinstance(spec, dict) else {}
+    if manifest.get("apiVersion") == "v1" and manifest.get("kind") == "Secret":
+        return manifest
+    return None
+
+
+def carry_forward(observed: dict[str, Any]) -> dict[str, Any]:
+    """The oracle: an observed composed resource as a desired one, from plain data (same
+    identity and spec, no status, no server-set metadata, no Secret values)."""
+    metadata = {
+        k: v for k, v in mapping_at(observed, "metadata").items() if k not in SERVER_SET_METADATA
+    }
+    desired: dict[str, Any] = {
+        "apiVersion": observed.get("apiVersion"),
+        "kind": observed.get("kind"),
+    }
+    if metadata:
+        desired["metadata"] = metadata
+    if "spec" in observed:
+        spec = observed["spec"]
+        secret = _secret_manifest(spec)
+        if secret is not None and any(k in secret for k in SECRET_VALUE_FIELDS):
+            manifest = {k: v for k, v in secret.items() if k not in SECRET_VALUE_FIELDS}
+            spec = spec | {"forProvider": spec["forProvider"] | {"manifest": manifest}}
+        desired["spec"] = spec
+    return desired
 
 
 def struct_of(data: dict[str, Any]) -> struct_pb2.Struct:
@@ -83,12 +114,13 @@ def test_carrying_forward_in_protobuf_is_carry_forward_of_the_plain_resource(dat
 
 
 def test_a_carried_object_keeps_identity_and_spec_but_no_status_or_server_metadata():
+    metadata = OBSERVED_OBJECT["metadata"] | {"labels": {"a": "b"}, "resourceVersion": "9"}
     target = struct_pb2.Struct()
-    carry_forward_into(target, struct_of(OBSERVED_OBJECT))
+    carry_forward_into(target, struct_of(OBSERVED_OBJECT | {"metadata": metadata}))
     assert structs.to_dict(target) == {
         "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
         "kind": "Object",
-        "metadata": {"name": "claim"},
+        "metadata": {"name": "claim", "labels": {"a": "b"}},
         "spec": {"forProvider": {"manifest": {"kind": "PersistentVolumeClaim"}}},
     }
 

@@ -56,3 +56,12 @@ def test_with_named_rows_keeps_only_the_named_row():
     # A malformed shape along the path is converted as it is, never raises.
     odd = struct_of({"status": "broken"})
     assert structs.with_named_rows(odd, ("status", "clusters"), "b") == {"status": "broken"}
+
+
+def test_set_at_writes_one_leaf_and_makes_the_mappings_on_the_way():
+    replica = struct_of({"kind": "ModelReplica", "spec": {"replicas": 2, "nodes": 2}})
+    structs.set_at(replica, ("spec", "replicas"), 1)
+    assert structs.to_dict(replica) == {"kind": "ModelReplica", "spec": {"replicas": 1, "nodes": 2}}
+    bare = struct_pb2.Struct()
+    structs.set_at(bare, ("spec", "replicas"), 3)
+    assert structs.to_dict(bare) == {"spec": {"replicas": 3}}

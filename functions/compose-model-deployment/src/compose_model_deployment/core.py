@@ -14,13 +14,12 @@ from modelfleet_contracts.fields import list_at, mapping_at
 from modelfleet_contracts.labels import CLUSTER_LABEL, owner_labels
 from modelfleet_contracts.models.modeldeployment import ModelDeploymentSpec
 from modelfleet_contracts.naming import composed_key, remote_name
-from modelfleet_contracts.objects import carry_forward
+from modelfleet_contracts.observed import PlacedReplica
 from modelfleet_contracts.outcome import Outcome
 from modelfleet_contracts.spec import InvalidSpec, filled, parse_spec
 
 from compose_model_deployment.eligibility import Candidate, Rejection, evaluate_cluster
 from compose_model_deployment.placement import place
-from compose_model_deployment.replicas import PlacedReplica, read_replica
 from compose_model_deployment.status import deployment_status
 
 _PLAIN_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
@@ -48,10 +47,11 @@ def compose_deployment(
     clusters: list[ClusterView] | None,
     cache: list[dict[str, Any]] | None,
     replicas: list[PlacedReplica] | None,
-    observed: dict[str, dict[str, Any]],
+    mine: dict[str, PlacedReplica],
 ) -> Outcome:
     """`clusters`, `cache`, `replicas`: what Crossplane resolved for the requirements (None:
-    not yet); `replicas` are every ModelReplica of the fleet, this deployment's included."""
+    not yet); `replicas` are every ModelReplica of the fleet, this deployment's included.
+    `mine`: the ModelReplicas this deployment composed, as observed, by resource name."""
     spec = parse_spec(ModelDeploymentSpec, mapping_at(xr, "spec"), spec_problem)
     if isinstance(spec, InvalidSpec):
         return Outcome.held(Status.false("Scheduled", "InvalidSpec", spec.message))
@@ -87,7 +87,6 @@ def compose_deployment(
         (v for v in clusters if v.name and matches_selector(v.labels, selector)),
         key=lambda v: v.name,
     )
-    mine = {k: read_replica(v) for k, v in observed.items()}
     others = [r for r in replicas if not r.owned_by(name, namespace)]
     used: dict[tuple[str, str], int] = {}
     for r in others:
@@ -123,12 +122,11 @@ def compose_deployment(
         key = replica_key(cluster)
         if isinstance(evaluation, Candidate):
             out.desired[key] = replica_for(spec, name, namespace, evaluation, count, cache_name)
-        elif key in observed:
+        elif key in mine:
             # Placed before, cluster still matches but cannot be evaluated right now
             # (e.g. disconnected): keep the replica as it was, with the new count.
-            kept = carry_forward(observed[key])
-            kept.setdefault("spec", {})["replicas"] = count
-            out.desired[key] = kept
+            out.kept.append(key)
+            out.kept_changes[key] = {("spec", "replicas"): count}
     out.status, out.conditions, out.ready = deployment_status(
         desired_total, views, evaluations, placement, mine, cache_name, cache_obj, cache_rows
     )

@@ -5,6 +5,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.api import API_VERSION, MODEL_REPLICA
 from modelfleet_contracts.edge import structs
 from modelfleet_contracts.edge.clusters import read_cluster_struct
+from modelfleet_contracts.edge.observed import read_replica
 from modelfleet_contracts.edge.outcome import apply_outcome
 from modelfleet_contracts.edge.requirements import (
     require_referenced_cache,
@@ -14,7 +15,6 @@ from modelfleet_contracts.edge.requirements import (
 from modelfleet_contracts.fields import mapping_at
 
 from compose_model_deployment.core import compose_deployment
-from compose_model_deployment.replicas import read_replica
 from compose_model_deployment.status import PROGRESS_REASONS
 
 CLUSTERS = "inference-clusters"
@@ -28,12 +28,12 @@ def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) ->
     require_selected_clusters(rsp, CLUSTERS, mapping_at(xr, "spec"))
     response.require_resources(rsp, REPLICAS, API_VERSION, MODEL_REPLICA, match_labels={})
     require_referenced_cache(rsp, CACHE, xr)
-    observed = {name: structs.to_dict(r.resource) for name, r in req.observed.resources.items()}
+    mine = {name: read_replica(r.resource) for name, r in req.observed.resources.items()}
     outcome = compose_deployment(
         xr,
         resolved(req, CLUSTERS, read_cluster_struct),
         resolved(req, CACHE, structs.to_dict),
-        resolved(req, REPLICAS, lambda r: read_replica(structs.to_dict(r))),
-        observed,
+        resolved(req, REPLICAS, read_replica),
+        mine,
     )
     apply_outcome(req, rsp, xr, outcome, progress_reasons=PROGRESS_REASONS)

@@ -4,9 +4,9 @@ from typing import Any
 
 from modelfleet_contracts.clusters import ClusterView
 from modelfleet_contracts.conditions import Status
+from modelfleet_contracts.observed import PlacedReplica
 
 from compose_model_deployment.eligibility import Candidate, Rejection
-from compose_model_deployment.replicas import PlacedReplica
 
 # False for these means work under way: a Normal event, not a Warning.
 PROGRESS_REASONS = frozenset({"Progressing", "Hydrating"})

@@ -1,9 +1,9 @@
-"""Wrapping remote manifests in provider-kubernetes Objects, and carrying observed ones forward."""
+"""Wrapping remote manifests in provider-kubernetes Objects, and what carrying observed ones
+forward leaves out (`edge.carry`)."""
 
 from typing import Any
 
 from modelfleet_contracts.api import OBJECT_API_VERSION, OBJECT_KIND, PROVIDER_CONFIG_KIND
-from modelfleet_contracts.fields import mapping_at, mapping_path
 
 # Management policies. Without "Delete", deleting the Object leaves the remote object in
 # place (the namespaced v2 Object has no deletionPolicy; this is how Retain is expressed).
@@ -99,34 +99,3 @@ SERVER_SET_METADATA = (
 # Object, provider-kubernetes#223). Carrying them forward would pass them through a function;
 # left out, they are copied again by the provider.
 SECRET_VALUE_FIELDS = ("data", "stringData")
-
-
-def _secret_manifest(spec: Any) -> dict[str, Any] | None:
-    """The v1 Secret an Object's spec carries, or None."""
-    manifest = mapping_path(spec, "forProvider", "manifest") if isinstance(spec, dict) else {}
-    if manifest.get("apiVersion") == "v1" and manifest.get("kind") == "Secret":
-        return manifest
-    return None
-
-
-def carry_forward(observed: dict[str, Any]) -> dict[str, Any]:
-    """An observed composed resource as a desired one: same identity and spec, no status and
-    no server-set metadata, no Secret values (`SECRET_VALUE_FIELDS`). Used to keep what was
-    composed when an input is uncertain."""
-    metadata = {
-        k: v for k, v in mapping_at(observed, "metadata").items() if k not in SERVER_SET_METADATA
-    }
-    desired: dict[str, Any] = {
-        "apiVersion": observed.get("apiVersion"),
-        "kind": observed.get("kind"),
-    }
-    if metadata:
-        desired["metadata"] = metadata
-    if "spec" in observed:
-        spec = observed["spec"]
-        secret = _secret_manifest(spec)
-        if secret is not None and any(k in secret for k in SECRET_VALUE_FIELDS):
-            manifest = {k: v for k, v in secret.items() if k not in SECRET_VALUE_FIELDS}
-            spec = spec | {"forProvider": spec["forProvider"] | {"manifest": manifest}}
-        desired["spec"] = spec
-    return desired

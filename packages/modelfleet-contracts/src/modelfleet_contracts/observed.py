@@ -5,7 +5,8 @@ with the remote object), server bookkeeping and conditions: hundreds of values, 
 function decides on a handful. The edge (`edge.observed.read_observed`) takes those few
 straight from the protobuf Struct; a core decides on these facts only. Other managed
 resources (a Helm Release, a ProviderConfig) read the same way: their own conditions are
-there, the Object-only facts read as absent.
+there, the Object-only facts read as absent. A ModelReplica, which a ModelDeployment
+composes, reads as a `PlacedReplica` (`edge.observed.read_replica`).
 """
 
 import json
@@ -54,6 +55,26 @@ class ObservedObject:
             if c.type == typ and c.status == status:
                 return c
         return None
+
+
+@dataclass(frozen=True)
+class PlacedReplica:
+    """A ModelReplica as the scheduler reads it, whether composed by the deployment at hand
+    (observed) or by any other (required): where it is placed, what it holds, whose it is
+    and how it is doing. There may be a thousand; nothing else of them is read."""
+
+    cluster: str
+    pool: str
+    replicas: int
+    nodes: int
+    owner: str  # the ModelDeployment that composed it
+    owner_namespace: str
+    phase: str = ""
+    message: str = ""
+    ready_replicas: int = 0
+
+    def owned_by(self, deployment: str, namespace: str) -> bool:
+        return self.owner == deployment and self.owner_namespace == namespace
 
 
 def _holds_values(mapping: Any) -> bool:

@@ -17,6 +17,8 @@ class Outcome:
 
     `kept`: names of observed composed resources to carry forward unchanged (what the
     function cannot decide about for now); copied at the protobuf level, never converted.
+    `kept_changes`: of those, the few values to set once carried (by path, e.g.
+    `("spec", "replicas")`); everything else stays as observed.
     `keep_everything`: the input could not be acted on (unresolved requirement, invalid
     spec), so every observed composed resource and the previous status are kept as they are
     and only `conditions` say why.
@@ -25,6 +27,7 @@ class Outcome:
     # Plain data, or a `Stamp` of a shape many resources share (written as a copy).
     desired: dict[str, dict[str, Any] | Stamp] = field(default_factory=dict)
     kept: list[str] = field(default_factory=list)
+    kept_changes: dict[str, dict[tuple[str, ...], Any]] = field(default_factory=dict)
     status: dict[str, Any] | None = None
     conditions: list[Status] = field(default_factory=list)
     ready: bool = False

@@ -1,8 +1,10 @@
 """Carrying observed composed resources forward at the protobuf level.
 
-The same result as `objects.carry_forward` (identity and spec kept, status and server-set
-metadata dropped), without converting the resource to plain data and back: a function that
-keeps an Object unchanged pays for a copy in C, not for every value of its manifest.
+An observed resource becomes a desired one: identity and spec kept, status, server-set
+metadata (`objects.SERVER_SET_METADATA`) and a Secret's values (`objects.SECRET_VALUE_FIELDS`)
+left out. It is never converted to plain data and back: a function that keeps an Object
+unchanged pays for a copy in C, not for every value of its manifest (the tests hold it to a
+plain-data oracle).
 """
 
 from typing import Any
@@ -15,7 +17,7 @@ _KEPT = frozenset({"apiVersion", "kind", "metadata", "spec"})
 
 
 def carry_forward_into(target: struct_pb2.Struct, observed: struct_pb2.Struct) -> None:
-    """Write `observed` into `target` as a desired resource (see `objects.carry_forward`)."""
+    """Write `observed` into `target` as a desired resource (see the module)."""
     target.CopyFrom(observed)
     fields = target.fields
     for key in [k for k in fields if k not in _KEPT]:
@@ -51,7 +53,7 @@ def _text(fields: Any, key: str) -> str:
 
 
 def _drop_secret_values(fields: Any) -> None:
-    """Leave out a carried Secret's values, as `objects.carry_forward` does."""
+    """Leave out the values of a carried v1 Secret's manifest."""
     spec = _mapping(fields, "spec")
     provider = _mapping(spec, "forProvider") if spec is not None else None
     manifest = _mapping(provider, "manifest") if provider is not None else None

@@ -1,12 +1,23 @@
-"""Reading an observed composed resource's few facts (`ObservedObject`) straight from its
-protobuf Struct, tolerantly: a field of another shape reads as absent (empty
-string, zero), never raises."""
+"""Reading an observed composed resource's few facts (`ObservedObject`, or a ModelReplica's
+`PlacedReplica`) straight from its protobuf Struct, tolerantly: a field of another shape
+reads as absent (empty string, zero), never raises."""
 
 from typing import Any
 
 from google.protobuf import json_format, struct_pb2
 
-from modelfleet_contracts.observed import Condition, ObservedObject, secret_fields_with_values
+from modelfleet_contracts.api import MODEL_DEPLOYMENT
+from modelfleet_contracts.edge.structs import to_plain
+from modelfleet_contracts.fields import as_int
+from modelfleet_contracts.labels import NAMESPACE_LABEL, kind_label
+from modelfleet_contracts.observed import (
+    Condition,
+    ObservedObject,
+    PlacedReplica,
+    secret_fields_with_values,
+)
+
+_OWNER_LABEL = kind_label(MODEL_DEPLOYMENT)
 
 
 def _struct(fields: Any, key: str) -> Any:
@@ -20,12 +31,26 @@ def _string(fields: Any, key: str) -> str:
     return v.string_value if v is not None else ""  # "" when the value is not a string
 
 
-def _count(fields: Any, key: str) -> int:
+def _number(fields: Any, key: str) -> float | None:
     v = fields.get(key)
-    if v is None or not v.HasField("number_value"):
-        return 0
-    n = v.number_value
-    return int(n) if 0 <= n < 2**53 else 0
+    return v.number_value if v is not None and v.HasField("number_value") else None
+
+
+def _count(fields: Any, key: str) -> int:
+    n = _number(fields, key)
+    return int(n) if n is not None and 0 <= n < 2**53 else 0
+
+
+def _text(fields: Any, key: str) -> str:
+    """`str(value or "")` of the plain value: a string as it is, any other value that is
+    not empty or zero as its text (what the plain readers before this one gave)."""
+    v = fields.get(key)
+    if v is None:
+        return ""
+    if v.HasField("string_value"):
+        return v.string_value
+    plain = to_plain(v)
+    return str(plain) if plain else ""
 
 
 def _conditions(fields: Any) -> list[Any]:
@@ -102,3 +127,23 @@ def _exposed_secret_fields(manifest: Any) -> tuple[str, ...]:
     for key, value in manifest.items():
         echoed.fields[key].CopyFrom(value)
     return secret_fields_with_values(json_format.MessageToDict(echoed))
+
+
+def read_replica(s: struct_pb2.Struct) -> PlacedReplica:
+    """What the scheduler reads of a ModelReplica, from its Struct without converting it."""
+    fields = s.fields
+    spec = _struct(fields, "spec") or {}
+    status = _struct(fields, "status") or {}
+    metadata = _struct(fields, "metadata")
+    labels = (_struct(metadata, "labels") if metadata is not None else None) or {}
+    return PlacedReplica(
+        cluster=_text(spec, "clusterName"),
+        pool=_text(spec, "nodePool"),
+        replicas=max(0, as_int(_number(spec, "replicas"))),
+        nodes=max(1, as_int(_number(spec, "nodes"))),
+        owner=_text(labels, _OWNER_LABEL),
+        owner_namespace=_text(labels, NAMESPACE_LABEL),
+        phase=_text(status, "phase"),
+        message=_text(status, "message"),
+        ready_replicas=max(0, as_int(_number(status, "readyReplicas"))),
+    )

@@ -27,7 +27,10 @@ def apply_outcome(
         observed = req.observed.resources
         for name in outcome.kept:
             if name in observed and name not in outcome.desired:
-                carry_forward_into(rsp.desired.resources[name].resource, observed[name].resource)
+                kept = rsp.desired.resources[name].resource
+                carry_forward_into(kept, observed[name].resource)
+                for path, value in outcome.kept_changes.get(name, {}).items():
+                    structs.set_at(kept, path, value)
         shapes: dict[int, Any] = {}
         for name, desired in outcome.desired.items():
             target = rsp.desired.resources[name].resource

@@ -73,6 +73,15 @@ def update(s: struct_pb2.Struct, data: Mapping[str, Any]) -> None:
         _set(fields[k], v)
 
 
+def set_at(s: struct_pb2.Struct, path: tuple[str, ...], value: Any) -> None:
+    """Set the value at `path` in `s`, making the mappings on the way where they are absent
+    (as `setdefault(key, {})` on plain data does)."""
+    fields = s.fields
+    for key in path[:-1]:
+        fields = fields[key].struct_value.fields
+    _set(fields[path[-1]], value)
+
+
 def _named(item: struct_pb2.Value, name: str) -> bool:
     if item.WhichOneof("kind") != "struct_value":
         return False
