@@ -1,23 +1,26 @@
-"""observed: the few facts a function acts on of an observed Object are the same whether read
-straight from protobuf or from plain data, and a field of another shape never raises."""
+"""observed: the few facts a function acts on of an observed Object, or of a ModelReplica, are
+the same whether read straight from protobuf or from plain data, and a field of another
+shape never raises."""
 
 from typing import Any
 
 import pytest
-from google.protobuf import struct_pb2
 from hypothesis import given
 from hypothesis import strategies as st
+from modelfleet_contracts.api import MODEL_DEPLOYMENT
 from modelfleet_contracts.conditions import condition_true
-from modelfleet_contracts.edge import structs
-from modelfleet_contracts.edge.observed import read_observed
-from modelfleet_contracts.fields import list_at, mapping_at, mapping_path
+from modelfleet_contracts.edge.observed import read_observed, read_replica
+from modelfleet_contracts.fields import as_int, list_at, mapping_at, mapping_path
+from modelfleet_contracts.labels import NAMESPACE_LABEL, kind_label
 from modelfleet_contracts.observed import (
     LAST_APPLIED,
     REDACTED_SECRET_DATA,
     Condition,
     ObservedObject,
+    PlacedReplica,
     secret_fields_with_values,
 )
+from modelfleet_devtools.fuzz import read_both_ways, struct_of
 
 odd = (
     st.none() | st.booleans() | st.text(max_size=6) | st.floats() | st.lists(st.none(), max_size=2)
@@ -130,19 +133,10 @@ def observed_facts(obj: dict[str, Any]) -> ObservedObject:
     )
 
 
-def struct_of(data: dict[str, Any]) -> struct_pb2.Struct:
-    s = struct_pb2.Struct()
-    structs.update(s, data)
-    return s
-
-
 @given(observed)
 def test_protobuf_and_plain_readers_agree_on_any_shape(data):
-    s = struct_of(data)
-    before = s.SerializeToString(deterministic=True)
-    # Plain data as Crossplane sends it: numbers are floats.
-    assert read_observed(s) == observed_facts(structs.to_dict(s))
-    assert s.SerializeToString(deterministic=True) == before, "reading must not add keys"
+    fast, oracle = read_both_ways(read_observed, observed_facts, data)
+    assert fast == oracle
 
 
 def test_a_completed_job_and_a_missing_secret_read_as_such():
@@ -250,3 +244,76 @@ def test_where_an_echoed_secret_still_holds_values(manifest, fields):
     assert secret_fields_with_values(manifest) == fields
     echoed = {"status": {"atProvider": {"manifest": manifest}}}
     assert read_observed(struct_of(echoed)).exposed_secret_fields == fields
+
+
+# ModelReplicas, as compose-model-deployment reads the ones it composed and the fleet's.
+OWNER = kind_label(MODEL_DEPLOYMENT)
+replica_text = st.sampled_from(["", "gke-us", "h100", "Ready", "kimi-k2"]) | odd
+count = st.integers(-3, 10**4) | st.floats(allow_nan=True, allow_infinity=True) | odd
+replica_spec = st.dictionaries(
+    st.sampled_from(["clusterName", "nodePool", "replicas", "nodes"]),
+    replica_text | count,
+    max_size=4,
+)
+replica_status = st.dictionaries(
+    st.sampled_from(["phase", "message", "readyReplicas"]), replica_text | count, max_size=3
+)
+replica_labels = st.dictionaries(
+    st.sampled_from([OWNER, NAMESPACE_LABEL, "other"]), replica_text, max_size=3
+)
+replica = st.dictionaries(
+    st.sampled_from(["metadata", "spec", "status"]),
+    st.dictionaries(st.just("labels"), replica_labels | odd) | replica_spec | replica_status | odd,
+    max_size=3,
+)
+
+
+def _count(value: Any) -> int:
+    return max(0, as_int(value))
+
+
+def placed_replica(obj: dict[str, Any]) -> PlacedReplica:
+    """The oracle: the plain-data reader compose-model-deployment used before this one."""
+    spec = mapping_at(obj, "spec")
+    status = mapping_at(obj, "status")
+    labels = mapping_at(mapping_at(obj, "metadata"), "labels")
+    return PlacedReplica(
+        cluster=str(spec.get("clusterName") or ""),
+        pool=str(spec.get("nodePool") or ""),
+        replicas=_count(spec.get("replicas")),
+        nodes=max(1, _count(spec.get("nodes"))),
+        owner=str(labels.get(OWNER) or ""),
+        owner_namespace=str(labels.get(NAMESPACE_LABEL) or ""),
+        phase=str(status.get("phase") or ""),
+        message=str(status.get("message") or ""),
+        ready_replicas=_count(status.get("readyReplicas")),
+    )
+
+
+@given(replica)
+def test_a_replica_reads_the_same_from_protobuf_and_plain_data_on_any_shape(data):
+    fast, oracle = read_both_ways(read_replica, placed_replica, data)
+    assert fast == oracle
+
+
+def test_a_placed_replica_reads_its_placement_owner_and_progress():
+    replica = {
+        "metadata": {"labels": {OWNER: "kimi-k2", NAMESPACE_LABEL: "ml-team"}},
+        "spec": {"clusterName": "gke-us", "nodePool": "h100", "replicas": 2, "nodes": 2},
+        "status": {"phase": "Degraded", "message": "1/2 gangs ready", "readyReplicas": 1},
+    }
+    assert read_replica(struct_of(replica)) == PlacedReplica(
+        cluster="gke-us",
+        pool="h100",
+        replicas=2,
+        nodes=2,
+        owner="kimi-k2",
+        owner_namespace="ml-team",
+        phase="Degraded",
+        message="1/2 gangs ready",
+        ready_replicas=1,
+    )
+    assert read_replica(struct_of(replica)).owned_by("kimi-k2", "ml-team")
+    # Written by hand, without a size: one node per group, nothing placed yet.
+    bare = read_replica(struct_of({"spec": {"clusterName": "gke-us"}}))
+    assert (bare.replicas, bare.nodes, bare.owner) == (0, 1, "")

@@ -10,11 +10,13 @@ See docs/reliability.md for the figures.
 """
 
 import copy
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from google.protobuf import struct_pb2
 from hypothesis import strategies as st
+from modelfleet_contracts.edge import structs
 from modelfleet_contracts.outcome import RESOLVING
 
 # Strings a user or a broken controller could put anywhere, hostile ones included.
@@ -163,3 +165,24 @@ def dropped(
 ) -> list[str]:
     """Which of `keys` were observed (composed before) but are missing from the desired state."""
     return sorted(k for k in keys if k in observed and k not in desired)
+
+
+def struct_of(data: Mapping[str, Any]) -> struct_pb2.Struct:
+    """`data` as the protobuf Struct a resource arrives in."""
+    s = struct_pb2.Struct()
+    structs.update(s, data)
+    return s
+
+
+def read_both_ways(
+    read: Callable[[struct_pb2.Struct], Any], plain: Callable[[dict[str, Any]], Any], data: Any
+) -> tuple[Any, Any]:
+    """A fast reader against its plain-data oracle: what `read` gives on the Struct of `data`,
+    and what `plain` gives on that Struct converted (numbers as floats, as Crossplane sends
+    them). Raises if reading added a key to the Struct."""
+    s = struct_of(data)
+    before = s.SerializeToString(deterministic=True)
+    fast = read(s)
+    if s.SerializeToString(deterministic=True) != before:
+        raise AssertionError("reading must not add keys")
+    return fast, plain(structs.to_dict(s))
