@@ -10,7 +10,6 @@ the console script itself are run for real. All four functions share one Dockerf
 
 import re
 import shlex
-import socket
 import subprocess
 import sys
 import time
@@ -23,6 +22,7 @@ import pytest
 import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+from modelfleet_cli.functions import LoopbackPort
 
 ROOT = Path(__file__).resolve().parents[1]
 FUNCTIONS = sorted(
@@ -157,18 +157,14 @@ def test_dockerignore_keeps_local_environments_out_of_the_build_context() -> Non
     assert ".venv" in ignored and ".git" in ignored
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class Served:
     """A console script running as `uv run <script> --insecure --address 127.0.0.1:PORT`."""
 
     def __init__(self, script: str) -> None:
         self.script = script
-        self.address = f"127.0.0.1:{free_port()}"
+        # Held until the script listens: four servers start at once, each on its own port.
+        self.port = LoopbackPort()
+        self.address = self.port.address
         # The command docs/development.md gives for serving a function; --frozen so that
         # running tests never rewrites uv.lock.
         self.command = ["uv", "run", "--frozen", script, "--insecure", "--address", self.address]
@@ -186,6 +182,7 @@ class Served:
         channel = grpc.insecure_channel(self.address)
         try:
             grpc.channel_ready_future(channel).result(timeout=START_TIMEOUT_S)
+            self.port.release()  # it listens: the port is its own now
         except grpc.FutureTimeoutError:
             self.stop()
             raise AssertionError(
@@ -195,6 +192,7 @@ class Served:
         return channel
 
     def stop(self) -> None:
+        self.port.release()
         if self.process.poll() is None:
             self.process.terminate()
             try:

@@ -3,7 +3,6 @@ shutdown on SIGTERM and SIGINT (exit 0, calls in flight finished, nothing but lo
 
 import json
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -14,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+from modelfleet_cli.functions import STARTUP_TIMEOUT_SECONDS, LoopbackPort
 from modelfleet_contracts.edge.serve import DEFAULT_MAX_MESSAGE_MIB, function_cli
 
 SCRIPTS = [
@@ -59,14 +59,9 @@ def test_serving_without_credentials_or_insecure_is_a_usage_error_not_a_tracebac
     assert "--tls-server-certs-dir" in result.output and "--insecure" in result.output
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _start(argv: list[str]) -> tuple[subprocess.Popen[str], str]:
-    address = f"127.0.0.1:{_free_port()}"
+    port = LoopbackPort()  # held until the script listens: no other server gets it meanwhile
+    address = port.address
     proc = subprocess.Popen(
         [*argv, "--insecure", "--address", address],
         stdout=subprocess.PIPE,
@@ -75,12 +70,14 @@ def _start(argv: list[str]) -> tuple[subprocess.Popen[str], str]:
     )
     try:
         with grpc.insecure_channel(address) as channel:
-            grpc.channel_ready_future(channel).result(timeout=30)
+            grpc.channel_ready_future(channel).result(timeout=STARTUP_TIMEOUT_SECONDS)
     except grpc.FutureTimeoutError:
         proc.kill()
         raise AssertionError(
             f"{argv[-1]} did not listen on {address}: {proc.communicate()}"
         ) from None
+    finally:
+        port.release()
     return proc, address
 
 

@@ -27,6 +27,11 @@ MAX_MESSAGE = 64 * 1024 * 1024
 CHANNEL_OPTIONS = [
     ("grpc.max_send_message_length", MAX_MESSAGE),
     ("grpc.max_receive_message_length", MAX_MESSAGE),
+    # While a function starts, a connection attempt is refused and gRPC backs off
+    # exponentially: without a cap a slow start (a loaded machine) would be seen up to ~60 %
+    # late, past the startup timeout. On loopback, retrying every second at most is cheap.
+    ("grpc.initial_reconnect_backoff_ms", 100),
+    ("grpc.max_reconnect_backoff_ms", 1000),
 ]
 RUNTIME = "render.crossplane.io/runtime"
 DEVELOPMENT_TARGET = "render.crossplane.io/runtime-development-target"
@@ -42,10 +47,27 @@ class FunctionError(RuntimeError):
     """A function could not be started, reached or called."""
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+class LoopbackPort:
+    """A loopback port for a function server we start, held until the server listens on it
+    (`release` then). gRPC binds with SO_REUSEPORT, so two servers given the same port share
+    it silently and answer each other's calls: a port merely probed free and closed can be
+    handed out twice. On Linux the held socket has SO_REUSEPORT and never listens: the server
+    can bind the port, no other free-port pick (here or in another process) gets it.
+    Elsewhere the port is released at once, a plain probe."""
+
+    def __init__(self) -> None:
+        self._socket = socket.socket()
+        held = sys.platform.startswith("linux")
+        if held:
+            self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        self._socket.bind(("127.0.0.1", 0))
+        self.port = int(self._socket.getsockname()[1])
+        self.address = f"127.0.0.1:{self.port}"
+        if not held:
+            self.release()
+
+    def release(self) -> None:
+        self._socket.close()
 
 
 def console_script(name: str) -> str:
@@ -62,10 +84,11 @@ class _Started:
     """A function process we started, with its stderr kept in a file (a pipe nobody reads
     would block a chatty function once the pipe buffer fills)."""
 
-    def __init__(self, name: str, address: str) -> None:
+    def __init__(self, name: str, port: LoopbackPort) -> None:
+        self.port = port  # released once the function listens, or when it is stopped
         self.log: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed in stop)
         self.process = subprocess.Popen(
-            [console_script(name), "--insecure", "--address", address],
+            [console_script(name), "--insecure", "--address", port.address],
             stdin=subprocess.DEVNULL,
             stdout=self.log,
             stderr=subprocess.STDOUT,
@@ -77,6 +100,7 @@ class _Started:
         return text[-2000:]
 
     def stop(self) -> None:
+        self.port.release()
         if self.process.poll() is None:
             self.process.terminate()
             try:
@@ -110,9 +134,9 @@ class FunctionServers:
         for name in names:
             if name in self._targets:
                 continue
-            address = f"127.0.0.1:{_free_port()}"
-            self._started[name] = _Started(name, address)
-            self._targets[name] = address
+            port = LoopbackPort()
+            self._started[name] = _Started(name, port)
+            self._targets[name] = port.address
         for name in names:
             if name not in self._stubs:
                 self._connect(name)
@@ -138,6 +162,8 @@ class FunctionServers:
                     ready.cancel()
                     channel.close()
                     raise FunctionError(self._startup_failure(name, target, started)) from None
+        if started is not None:
+            started.port.release()  # it listens: the port is its own now
         self._channels.append(channel)
         self._stubs[name] = grpcv1.FunctionRunnerServiceStub(channel)
 
