@@ -30,6 +30,7 @@ from urllib.parse import unquote, urlsplit
 from loopback_server import LoopbackServer
 
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
+HOLD_STALLED = 120  # seconds a stalled download waits for release at most
 LFS_SUFFIXES = (".safetensors", ".pth", ".bin", ".gguf")  # what .gitattributes puts in LFS
 
 
@@ -114,7 +115,7 @@ class Link:
 
 
 class FakeHub(LoopbackServer):
-    def __init__(self, repos: dict[str, Repo], *, lifetime: float = 120.0) -> None:
+    def __init__(self, repos: dict[str, Repo], *, lifetime: float = 600.0) -> None:
         self.repos = repos
         self.faults = Faults()
         self.rate: float | None = None  # file bytes/s per request (None: as fast as it can)
@@ -243,7 +244,7 @@ class FakeHub(LoopbackServer):
             return None
         if stall is not None:
             self.stalled.set()
-            self.release.wait(timeout=60)
+            self.release.wait(timeout=HOLD_STALLED)
         h.close_connection = True
         with contextlib.suppress(OSError):  # the client may have gone first (killed)
             h.connection.shutdown(socket.SHUT_RDWR)

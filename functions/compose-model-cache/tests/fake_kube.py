@@ -30,7 +30,7 @@ class JobRecord:
 
 
 class FakeKube(LoopbackServer):
-    def __init__(self, job: JobRecord, *, lifetime: float = 120.0) -> None:
+    def __init__(self, job: JobRecord, *, lifetime: float = 600.0) -> None:
         self.job = job
         self.refused: list[str] = []
         self.lock = threading.Lock()

@@ -28,6 +28,11 @@ SCRIPT = Path(str(resources.files("compose_model_cache.hydrator").joinpath("hydr
 REPO_ID = "acme/tiny-llm"
 MARKER = ".modelfleet-complete"
 RUN_TIMEOUT = 90  # seconds per hydrate run: every run is bounded
+# How long huggingface_hub waits on the loopback Hub (a HEAD, or a download with no byte
+# coming) before it gives up or resumes: generous, so that no healthy request times out on a
+# loaded machine, and within RUN_TIMEOUT. A stalled download (Faults.stall_after) is resumed
+# by the client only after that long.
+HUB_TIMEOUT = 45
 MIB = 1024 * 1024
 weights = random.Random(7).randbytes
 
@@ -99,8 +104,8 @@ def job_env(env: dict[str, str], hub: FakeHub, home: Path) -> dict[str, str]:
         "HOME": str(home),
         "HF_HOME": str(home / "hf-home"),
         "HF_HUB_DISABLE_PROGRESS_BARS": "1",
-        "HF_HUB_ETAG_TIMEOUT": "5",
-        "HF_HUB_DOWNLOAD_TIMEOUT": "10",
+        "HF_HUB_ETAG_TIMEOUT": str(HUB_TIMEOUT),
+        "HF_HUB_DOWNLOAD_TIMEOUT": str(HUB_TIMEOUT),
         "NO_PROXY": "127.0.0.1",
         **env,
         "HF_ENDPOINT": hub.endpoint,

@@ -16,6 +16,7 @@ from hydrator_world import (
     CLUSTER,
     EXPECTED_MAIN,
     FILTERS,
+    HUB_TIMEOUT,
     MAIN_FILES,
     MARKER,
     MIB,
@@ -83,7 +84,8 @@ def test_a_killed_run_resumes_and_refetches_only_the_unfinished_file(hub, tmp_pa
         argv, env=job_env(env, hub, tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT
     )
     try:
-        deadline = time.monotonic() + 30
+        # Well before the stalled connection could be resumed (HUB_TIMEOUT after the stall).
+        deadline = time.monotonic() + HUB_TIMEOUT * 2 / 3
         while not (hub.stalled.is_set() and all(p.is_file() for p in others)):
             assert proc.poll() is None, "the run ended before it could be cut off"
             assert time.monotonic() < deadline, "the download never reached the cut"

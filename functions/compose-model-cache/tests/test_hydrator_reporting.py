@@ -10,6 +10,8 @@ import pytest
 from cache_world import desired_resources, model_cache, reconcile
 from compose_model_cache.core import resource_keys
 from compose_model_cache.hydrator import job_report
+from compose_model_cache.hydrator.hydrate import HF_BOOKKEEPING, measure
+from compose_model_cache.hydrator.integrity import Expected
 from compose_model_cache.hydrator.job_report import (
     BYTES_DONE,
     BYTES_TOTAL,
@@ -149,6 +151,33 @@ def test_without_an_api_the_hydration_goes_on_and_says_so_once(hub, tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.count("cannot report progress") == 1
     assert (staged / MARKER).is_file()
+
+
+def test_a_file_renamed_into_place_while_measured_is_counted_whole_not_dropped(
+    tmp_path, monkeypatch
+):
+    """huggingface_hub renames a finished file from its partial name at any moment; a measure
+    taken across that rename counts it whole (dropping it would report the figures going
+    backwards, as once seen in the test above)."""
+    staging = tmp_path / "staging"
+    partial = staging / HF_BOOKKEEPING / "download" / "ab12.0123.incomplete"
+    partial.parent.mkdir(parents=True)
+    partial.write_bytes(b"w" * 10)
+    (staging / "config.json").write_bytes(b"{}")
+    expected = [Expected("w.safetensors", 10, sha256="0123"), Expected("config.json", 2)]
+    assert int(measure(staging, expected)[BYTES_DONE]) == 12, "partial and finished bytes"
+
+    listed = Path.rglob
+
+    def rename_right_after_the_partial_files_are_listed(self, *args, **kwargs):
+        found = list(listed(self, *args, **kwargs))
+        if partial.exists():
+            partial.rename(staging / "w.safetensors")
+        return iter(found)
+
+    monkeypatch.setattr(Path, "rglob", rename_right_after_the_partial_files_are_listed)
+    figures = measure(staging, expected)
+    assert (figures[BYTES_DONE], figures[FILES_DONE]) == ("12", "2")
 
 
 def test_the_termination_message_carries_the_final_figures(tmp_path):

@@ -170,19 +170,43 @@ def staged_revision(staging: Path) -> str | None:
     return None
 
 
-def measure(staging: Path, expected: list[Expected]) -> dict[str, str]:
-    """Progress figures from what is on disk: finished files at their full size, plus what the
-    downloaders have written of the others so far (their partial files)."""
-    total = sum(e.size for e in expected)
-    done = files = 0
+def finished_files(staging: Path, expected: list[Expected]) -> list[Expected]:
+    """The expected files in place at their full size."""
+    found = []
     for want in expected:
         with contextlib.suppress(OSError):
             if (staging / want.path).stat().st_size == want.size:
-                done, files = done + want.size, files + 1
+                found.append(want)
+    return found
+
+
+def partial_bytes(staging: Path) -> int:
+    """What the downloaders have written so far of the files not finished yet."""
+    done = 0
     for partial in [*(staging / HF_BOOKKEEPING).rglob("*.incomplete"), *staging.rglob("*.part")]:
         with contextlib.suppress(OSError):
             done += partial.stat().st_size
-    return job_report.figures(min(done, total), total, files, len(expected))
+    return done
+
+
+def measure(staging: Path, expected: list[Expected]) -> dict[str, str]:
+    """Progress figures from what is on disk: finished files at their full size, plus what the
+    downloaders have written of the others so far (their partial files).
+
+    A file renamed into place while the partial files are read would be counted neither
+    partial nor whole, and the figures would dip: the finished files are looked at before and
+    after, and the partial files read again until both looks agree (each retry means another
+    file finished, so there are at most as many retries as files)."""
+    total = sum(e.size for e in expected)
+    finished = finished_files(staging, expected)
+    for _ in range(len(expected) + 1):
+        partial = partial_bytes(staging)
+        again = finished_files(staging, expected)
+        if again == finished:
+            break
+        finished = again
+    done = sum(want.size for want in finished) + partial
+    return job_report.figures(min(done, total), total, len(finished), len(expected))
 
 
 def fetch(
