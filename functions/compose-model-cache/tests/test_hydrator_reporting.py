@@ -4,6 +4,7 @@ composed one (hydrator_world.py); only `--report-every` is shortened so a test c
 
 import json
 import re
+import socket
 from pathlib import Path
 
 import pytest
@@ -144,10 +145,16 @@ def test_without_an_api_the_hydration_goes_on_and_says_so_once(hub, tmp_path):
     sa.mkdir()
     (sa / "token").write_text("t")
     (sa / "namespace").write_text("ml-team")
-    env = {"MODELFLEET_KUBE_API": "http://127.0.0.1:9", "MODELFLEET_SERVICEACCOUNT_DIR": str(sa)}
-    proc, staged = hydrate(
-        hub, tmp_path, extra_argv=WATCH, extra_env=env, revision="main", **FILTERS
-    )
+    with socket.socket() as closed:  # bound, never listening: every call to it is refused
+        closed.bind(("127.0.0.1", 0))
+        host, port = closed.getsockname()
+        env = {
+            "MODELFLEET_KUBE_API": f"http://{host}:{port}",
+            "MODELFLEET_SERVICEACCOUNT_DIR": str(sa),
+        }
+        proc, staged = hydrate(
+            hub, tmp_path, extra_argv=WATCH, extra_env=env, revision="main", **FILTERS
+        )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.count("cannot report progress") == 1
     assert (staged / MARKER).is_file()
