@@ -26,7 +26,7 @@ from modelfleet_contracts.api import (
     OBJECT_API_VERSION,
     PROVIDER_CONFIG_KIND,
 )
-from modelfleet_contracts.conditions import condition_true
+from modelfleet_contracts.conditions import Status, condition_true
 from modelfleet_contracts.fields import mapping_at, mapping_path
 
 from modelfleet_cli.composed import composed_metadata
@@ -310,13 +310,8 @@ class ControlPlane:
         set_conditions(
             ic,
             [
-                {
-                    "type": "Connected",
-                    "status": "False",
-                    "reason": "Unavailable",
-                    "message": message,
-                },
-                {"type": "Ready", "status": "False", "reason": "Unavailable", "message": message},
+                Status.false("Connected", "Unavailable", message).as_condition(),
+                Status.false("Ready", "Unavailable", message).as_condition(),
             ],
             START + timedelta(minutes=self.round),
         )

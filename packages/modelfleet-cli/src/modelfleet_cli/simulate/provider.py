@@ -19,7 +19,7 @@ from modelfleet_contracts.api import (
     RELEASE_API_VERSION,
     RELEASE_KIND,
 )
-from modelfleet_contracts.conditions import Status
+from modelfleet_contracts.conditions import Status, condition_in, condition_true
 from modelfleet_contracts.fields import list_at, mapping_at, mapping_path
 from modelfleet_contracts.observed import REDACTED_SECRET_DATA
 
@@ -158,10 +158,7 @@ class Providers:
 
     def _failed(self, obj: dict[str, Any], message: str) -> None:
         status = obj.setdefault("status", {})
-        ready = next(
-            (c for c in list_at(status, "conditions") if c.get("type") == "Ready"),
-            Status.false("Ready", "Creating").as_condition(),
-        )
+        ready = condition_in(status, "Ready") or Status.false("Ready", "Creating").as_condition()
         status["conditions"] = [
             Status.false("Synced", "ReconcileError", message).as_condition(),
             ready,
@@ -210,15 +207,7 @@ class Providers:
         """Refresh `status.atProvider` and readiness from the remote object as it is now."""
         if obj.get("kind") != OBJECT_KIND:
             return
-        synced: dict[str, Any] = next(
-            (
-                c
-                for c in list_at(mapping_at(obj, "status"), "conditions")
-                if c.get("type") == "Synced"
-            ),
-            {},
-        )
-        if synced.get("status") != "True":
+        if not condition_true(mapping_at(obj, "status"), "Synced"):
             return  # the next sync retries and reports
         try:
             cluster = self._cluster(obj)
