@@ -137,6 +137,64 @@ def test_an_invalid_manifest_fails_the_audit_only_for_an_admissible_xr():
     assert not rejected_by_the_xrd.failed
 
 
+def echoing(remote):
+    """An observed Object echoing `remote` (`status.atProvider.manifest`)."""
+    desired = {
+        "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+        "kind": "Object",
+        "spec": {"forProvider": {"manifest": remote}},
+    }
+    return observed_object(desired, remote_status={})
+
+
+JOB_ECHO = {
+    "apiVersion": "batch/v1",
+    "kind": "Job",
+    "metadata": {"name": "hydrate"},
+    "spec": {
+        "template": {
+            "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}
+        }
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("echo", "held_to_the_schemas"),
+    [
+        pytest.param(JOB_ECHO, True, id="a Job as an API server returns it"),
+        pytest.param(
+            JOB_ECHO | {"spec": {"template": {"spec": {"containers": [{"image": ["i"]}]}}}},
+            False,
+            id="a Job no API server returns",
+        ),
+        pytest.param(
+            {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "data": {"r": None}},
+            True,
+            id="a Secret whose data provider-kubernetes redacted",
+        ),
+    ],
+)
+def test_an_observed_object_echoing_what_no_api_server_returns_is_no_admissible_input(
+    echo, held_to_the_schemas
+):
+    """A function may copy what the remote API server returned (compose-model-cache keeps an
+    existing Job's template); an echo no API server returns is no input it is held to."""
+
+    def bad_job(req, rsp):
+        rsp.desired.resources["job"].resource.update(
+            {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "x"}, "spec": {}}
+        )
+
+    found = audit.Audit()
+    req = run_function_request(VALID_CACHE, observed={"job": echoing(echo)})
+    with audit.paused():
+        rsp = SafeRunner(bad_job, "bad").run(req)
+    found.record_call("bad", req, rsp)
+    assert bool(found.invalid) == held_to_the_schemas
+    assert found.responses_skipped_invalid_xr == (0 if held_to_the_schemas else 1)
+
+
 def test_every_test_token_is_distinct_and_long_enough_to_never_match_by_chance():
     values = list(TEST_TOKENS.values())
     assert len(set(values)) == len(values)

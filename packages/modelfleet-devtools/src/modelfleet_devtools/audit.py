@@ -18,10 +18,14 @@ test (a control-plane Secret among the observed or required resources) and only 
 Validity: every desired composed resource of a response (an Object together with the
 manifest it carries) is validated with `validation.validate_manifest`, cached by content
 hash, when the request's inputs are ones an API server could hold: the XR valid against
-its XRD, and the status of every required Modelfleet resource (InferenceCluster,
-ModelCache, ModelReplica) valid against its XRD. Fuzzed inputs that break an XRD would be
-refused by the API server and never reach a function, so what a function composes for them
-is not held to the schemas (it must only not crash or drop anything). Test fixtures often
+its XRD, the status of every required Modelfleet resource (InferenceCluster,
+ModelCache, ModelReplica) valid against its XRD, and the remote object every observed
+provider-kubernetes Object echoes (`status.atProvider.manifest`, what the workload cluster's
+API server returned) valid against its kind's schema; a v1 Secret's echo is not checked, as
+provider-kubernetes rewrites its `data` (the `--sanitize-secrets` marker). Fuzzed inputs that
+break an XRD would be refused by the API server, and an echo no API server returns is none
+a function sees, so what a function composes for them is not held to the schemas (it must
+only not crash or drop anything). Test fixtures often
 give required resources without a spec (a function reads their status only), so only the
 status is held to the schema there. An Observe-only Object's manifest names the remote
 object and nothing else by design (the provider only reads it), so only its identity is
@@ -143,10 +147,16 @@ class Audit:
         """The XR, and the status of every required Modelfleet resource, pass their XRDs."""
         if not self._cached_validity(req.observed.composite.resource, _valid_xr):
             return False
-        return all(
+        if not all(
             self._cached_validity(item.resource, _valid_status)
             for bucket in req.required_resources.values()
             for item in bucket.items
+        ):
+            return False
+        return all(
+            self._cached_validity(echo, _valid_echo)
+            for observed in req.observed.resources.values()
+            if (echo := _echoed(observed.resource)) is not None
         )
 
     def validate_response(
@@ -235,6 +245,24 @@ def _valid_status(obj: dict[str, Any]) -> bool:
         return True
     # validate_manifest labels errors "<Kind> <name>: <path>: <message>".
     return not any(": status" in error for error in validate_manifest(obj))
+
+
+def _echoed(obj: Any) -> Any:
+    """The Struct at an observed resource's `status.atProvider.manifest`, if there is one."""
+    value = obj
+    for key in ("status", "atProvider", "manifest"):
+        fields = value.fields
+        if key not in fields or not fields[key].HasField("struct_value"):
+            return None
+        value = fields[key].struct_value
+    return value
+
+
+def _valid_echo(manifest: dict[str, Any]) -> bool:
+    """A remote object as a workload cluster's API server returns it (a Secret passes)."""
+    if manifest.get("apiVersion") == "v1" and manifest.get("kind") == "Secret":
+        return True
+    return not validate_manifest(manifest)
 
 
 def _manifest_errors(manifest: dict[str, Any]) -> list[str]:
