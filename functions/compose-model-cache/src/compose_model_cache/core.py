@@ -12,7 +12,7 @@ from typing import Any
 
 from modelfleet_contracts.clusters import SELECTED_CLUSTERS, ClusterView, matches_selector
 from modelfleet_contracts.conditions import Status, previous_condition
-from modelfleet_contracts.fields import list_at, mapping_at
+from modelfleet_contracts.fields import list_at, mapping_at, mapping_path
 from modelfleet_contracts.models.modelcache import ModelCacheSpec, Source
 from modelfleet_contracts.naming import composed_key
 from modelfleet_contracts.observed import ObservedObject
@@ -20,6 +20,7 @@ from modelfleet_contracts.outcome import Outcome
 from modelfleet_contracts.spec import InvalidSpec, parse_spec
 
 from compose_model_cache.credentials import CREDENTIALS_REDACTED, credentials_condition
+from compose_model_cache.existing_job import ExistingJob, existing_job, keeping_fixed_fields
 from compose_model_cache.fingerprint import source_fingerprint
 from compose_model_cache.manifests import CacheRef, cluster_values
 from compose_model_cache.phases import (
@@ -30,7 +31,7 @@ from compose_model_cache.phases import (
     Observed,
     derive_cluster_phase,
 )
-from compose_model_cache.progress import JobReport, carried, figures, summary_progress
+from compose_model_cache.progress import JobReport, carried, figures, read_report, summary_progress
 from compose_model_cache.revision import Pin, choose_pin, revision_check
 from compose_model_cache.status import cache_conditions
 
@@ -101,10 +102,17 @@ def compose_cache(
     xr: dict[str, Any],
     clusters: list[ClusterView] | None,
     observed: dict[str, ObservedObject],
-    reports: dict[str, JobReport] | None = None,
+    jobs: dict[str, dict[str, Any]] | None = None,
 ) -> Outcome:
-    """`reports`: what each observed hydration Job reported on itself, by resource name."""
-    reports = reports or {}
+    """`jobs`: each observed hydration Job as provider-kubernetes echoes it (its name,
+    annotations and spec, from `status.atProvider.manifest`), by resource name."""
+    jobs = jobs or {}
+    # What each Job reported on itself, and what it has that cannot change (existing_job.py).
+    reports = {
+        key: read_report(_name(echoed), mapping_path(echoed, "metadata", "annotations"))
+        for key, echoed in jobs.items()
+    }
+    existing = {key: job for key, echoed in jobs.items() if (job := existing_job(echoed))}
     spec = parse_spec(ModelCacheSpec, mapping_at(xr, "spec"), spec_problem)
     if isinstance(spec, InvalidSpec):
         return Outcome.held(Status.false("ArtifactReady", "InvalidSpec", spec.message))
@@ -150,7 +158,7 @@ def compose_cache(
         report = reports.get(resource_keys(view.name)[2])
         if report and report.job != job_name:
             report = None  # the Job of a previous source, still being replaced
-        phase = _compose_cluster(cache, view, before, observed, outcome, pin, slots)
+        phase = _compose_cluster(cache, view, before, observed, outcome, pin, slots, existing)
         phase, row_figures = _figures(phase, report, before, pin)
         phases.append(phase)
         row = {
@@ -185,6 +193,11 @@ def compose_cache(
         outcome.conditions.append(credentials)
     outcome.ready = bool(matched) and ready == len(matched)
     return outcome
+
+
+def _name(echoed: dict[str, Any]) -> str:
+    name = mapping_at(echoed, "metadata").get("name")
+    return name if isinstance(name, str) else ""
 
 
 def _figures(
@@ -224,6 +237,7 @@ def _compose_cluster(
     outcome: Outcome,
     pin: Pin | None = None,
     slots: HydrationSlots | None = None,
+    existing: dict[str, ExistingJob] | None = None,
 ) -> ClusterPhase:
     """Compose what `view` needs into `outcome` (desired or kept as observed); its phase."""
     desired = outcome.desired
@@ -281,7 +295,9 @@ def _compose_cluster(
                 PENDING,
                 f"waiting for a hydration slot: at most {MAX_HYDRATIONS} clusters hydrate at once",
             )
-        desired[job_key] = cache.job_shape.stamp(values)
+        job = cache.job_shape.stamp(values)
+        existing_here = (existing or {}).get(job_key)
+        desired[job_key] = keeping_fixed_fields(job, cache.job_name, existing_here)
         for suffix, key in access.items():
             desired[key] = cache.access_shapes[suffix].stamp(values)
     elif phase.problem and job_key in observed:

@@ -11,7 +11,6 @@ from modelfleet_contracts.edge.requirements import require_selected_clusters, re
 from modelfleet_contracts.fields import mapping_at, mapping_path
 
 from compose_model_cache.core import compose_cache
-from compose_model_cache.progress import JobReport, read_report
 from compose_model_cache.status import PROGRESS_REASONS
 
 CLUSTERS = "inference-clusters"
@@ -38,18 +37,24 @@ XR_PATHS: structs.Paths = {
         "pinnedRevision": None,
     },
 }
-# Of an observed hydration Job: its name and annotations (where the hydrator reports).
+# Of an observed hydration Job as provider-kubernetes echoes it: its name and annotations
+# (where the hydrator reports) and its spec (what an existing Job keeps: existing_job.py).
 JOB_PATHS: structs.Paths = {
-    "status": {"atProvider": {"manifest": {"metadata": {"name": None, "annotations": None}}}}
+    "status": {
+        "atProvider": {
+            "manifest": {
+                "kind": None,
+                "metadata": {"name": None, "annotations": None},
+                "spec": None,
+            }
+        }
+    }
 }
 
 
-def job_report(s: Any) -> JobReport:
-    """What an observed hydration Job reported on itself (progress.py reads it tolerantly)."""
-    projected = structs.project(s, JOB_PATHS)
-    metadata = mapping_path(projected, "status", "atProvider", "manifest", "metadata")
-    name = metadata.get("name")
-    return read_report(name if isinstance(name, str) else "", mapping_at(metadata, "annotations"))
+def echoed_job(s: Any) -> dict[str, Any]:
+    """The remote Job an observed Object echoes, only the parts of JOB_PATHS."""
+    return mapping_path(structs.project(s, JOB_PATHS), "status", "atProvider", "manifest")
 
 
 def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
@@ -60,11 +65,11 @@ def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) ->
     # The few facts the phases derive from; Objects kept unchanged are copied as protobuf
     # (Outcome.kept), so no observed manifest is ever converted.
     observed = {name: read_observed(resources[name].resource) for name in resources}
-    reports = {
-        name: job_report(resources[name].resource)
+    jobs = {
+        name: echoed_job(resources[name].resource)
         for name in resources
         if name.endswith("-hydrate")
     }
-    outcome = compose_cache(xr, clusters, observed, reports)
+    outcome = compose_cache(xr, clusters, observed, jobs)
 
     apply_outcome(req, rsp, xr, outcome, progress_reasons=PROGRESS_REASONS)

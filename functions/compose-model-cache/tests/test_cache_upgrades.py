@@ -1,0 +1,250 @@
+"""Upgrading the function while Jobs exist: a Job's pod template is fixed at creation.
+
+A Job an earlier version created keeps its template (and every other field the API server
+refuses to change), as the API server returned it; its metadata and mutable spec are composed
+fresh. A new Job (another cluster, another source) gets the current template. Each row checks
+the proposed update as provider-kubernetes applies it (a JSON merge patch onto the Job) and
+as the API server then validates it: no immutable field changes.
+"""
+
+import copy
+
+import pytest
+from cache_world import (
+    EU,
+    US,
+    bound,
+    complete,
+    desired_resources,
+    model_cache,
+    reconcile,
+    rows,
+    with_status,
+)
+from compose_model_cache.core import resource_keys
+from modelfleet_contracts.hydration import BYTES_DONE, BYTES_TOTAL, PINNED_REVISION, REVISION
+from modelfleet_contracts.immutable import JOB_GENERATED_TEMPLATE_LABELS, JOB_SPEC_IMMUTABLE
+from modelfleet_devtools.world import observed_object
+
+CLAIM_US, _, JOB_US = resource_keys("gke-us")
+CLAIM_EU, _, JOB_EU = resource_keys("gke-eu")
+OLD_IMAGE = "ghcr.io/modelfleet/model-hydrator:0.0.9"
+UID = "5b0e8e0c-1c1f-4f43-9a43-2f3c1f0d9e21"
+COMMIT = "c" * 40
+
+
+def manifest_of(obj):
+    return obj["spec"]["forProvider"]["manifest"]
+
+
+def container_of(obj):
+    return manifest_of(obj)["spec"]["template"]["spec"]["containers"][0]
+
+
+def composed_by_an_earlier_version(obj):
+    """The same Job Object as an earlier version composed it: another image, and a hydrator
+    not told its Job's name (no `--job=`, as before progress reporting)."""
+    old = copy.deepcopy(obj)
+    container = container_of(old)
+    container["image"] = OLD_IMAGE
+    container["command"] = [a for a in container["command"] if not a.startswith("--job=")]
+    return old
+
+
+def served(observed):
+    """`observed` with its Job echoed as the API server returns it: the selector and the
+    template labels generated from the Job's uid and name, defaults filled in, and the empty
+    `creationTimestamp` it echoes in a template."""
+    echo = observed["status"]["atProvider"]["manifest"]
+    name = echo["metadata"]["name"]
+    echo["metadata"] |= {"uid": UID, "resourceVersion": "4711", "generation": 1}
+    spec = echo["spec"]
+    spec |= {"completions": 1, "parallelism": 1, "completionMode": "NonIndexed", "suspend": False}
+    spec["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": UID}}
+    template = spec["template"]
+    template["metadata"]["creationTimestamp"] = None
+    template["metadata"]["labels"] |= {
+        "controller-uid": UID,
+        "batch.kubernetes.io/controller-uid": UID,
+        "job-name": name,
+        "batch.kubernetes.io/job-name": name,
+    }
+    pod = template["spec"]
+    pod |= {
+        "dnsPolicy": "ClusterFirst",
+        "schedulerName": "default-scheduler",
+        "securityContext": {},
+        "terminationGracePeriodSeconds": 30,
+    }
+    for container in pod["containers"]:
+        container |= {
+            "imagePullPolicy": "IfNotPresent",
+            "terminationMessagePath": "/dev/termination-log",
+            "terminationMessagePolicy": "File",
+        }
+    return observed
+
+
+def merge_patch(target, patch):
+    """RFC 7386, as client-side apply sends a manifest: mappings merge, the rest replaces."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    out = copy.deepcopy(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = merge_patch(out.get(key), value)
+    return out
+
+
+def immutable_changes(job_now, desired_manifest):
+    """The Job spec fields the API server would refuse to change, applying the manifest."""
+    updated = merge_patch(job_now, desired_manifest)
+    return [
+        field
+        for field in (*JOB_SPEC_IMMUTABLE, "selector")
+        if updated["spec"].get(field) != job_now["spec"].get(field)
+    ]
+
+
+def running_world(remote_status, *, refused=False):
+    """gke-us with its claim bound and a Job an earlier version created, in `remote_status`;
+    `refused`: this version already asked for its own template once and was refused (the
+    Object carries the new manifest, Synced=False). Returns (xr, observed, composed now)."""
+    xr = model_cache()
+    composed = desired_resources(reconcile(xr, [US]))
+    old = composed_by_an_earlier_version(composed[JOB_US])
+    job = observed_object(old, remote_status=remote_status, ready=False)
+    if refused:
+        job["spec"]["forProvider"]["manifest"] = copy.deepcopy(manifest_of(composed[JOB_US]))
+        job["status"]["conditions"][0] |= {
+            "status": "False",
+            "reason": "ReconcileError",
+            "message": f'cannot apply object: Job.batch "{manifest_of(old)["metadata"]["name"]}"'
+            " is invalid: spec.template: Invalid value: ...: field is immutable",
+        }
+    observed = {CLAIM_US: bound(composed[CLAIM_US]), JOB_US: served(job)}
+    return xr, observed, composed
+
+
+@pytest.mark.parametrize(
+    ("remote_status", "refused", "phase"),
+    [
+        pytest.param({"active": 1}, False, "Hydrating", id="running"),
+        pytest.param({"active": 1, "failed": 2}, False, "Hydrating", id="running, retried"),
+        pytest.param(
+            {"failed": 4, "conditions": [{"type": "Failed", "status": "True"}]},
+            False,
+            "Failed",
+            id="failed for good: it runs nothing again, its Object is how it is retried",
+        ),
+        pytest.param(
+            {"active": 1},
+            True,
+            "Hydrating",
+            id="running, refused once already (Synced=False): recovers",
+        ),
+    ],
+)
+def test_an_existing_job_keeps_what_cannot_change_and_gets_the_rest_fresh(
+    remote_status, refused, phase
+):
+    xr, observed, composed = running_world(remote_status, refused=refused)
+    rsp = reconcile(xr, [US], observed)
+    assert rows(rsp)["gke-us"]["phase"] == phase
+
+    job_now = observed[JOB_US]["status"]["atProvider"]["manifest"]
+    desired = manifest_of(desired_resources(rsp)[JOB_US])
+    assert immutable_changes(job_now, desired) == []
+    # The template is the one the Job runs, not this version's, and not the server's own.
+    container = desired["spec"]["template"]["spec"]["containers"][0]
+    assert container["image"] == OLD_IMAGE
+    assert not any(a.startswith("--job=") for a in container["command"])
+    assert container["terminationMessagePath"] == "/dev/termination-log"  # a server default
+    template_metadata = desired["spec"]["template"]["metadata"]
+    assert not JOB_GENERATED_TEMPLATE_LABELS & set(template_metadata["labels"])
+    assert "creationTimestamp" not in template_metadata
+    assert "selector" not in desired["spec"]
+    # Metadata and the mutable spec are this version's.
+    current = manifest_of(composed[JOB_US])
+    assert desired["metadata"] == current["metadata"]
+    for field in ("backoffLimit", "activeDeadlineSeconds", "podReplacementPolicy"):
+        assert desired["spec"][field] == current["spec"][field]
+
+
+def test_the_pinned_revision_still_reaches_a_job_created_by_an_earlier_version():
+    xr, observed, _ = running_world({"active": 1})
+    echo = observed[JOB_US]["status"]["atProvider"]["manifest"]
+    echo["metadata"]["annotations"] = {BYTES_DONE: "1", BYTES_TOTAL: "10", REVISION: COMMIT}
+    rsp = reconcile(xr, [US], observed)
+    desired = manifest_of(desired_resources(rsp)[JOB_US])
+    assert desired["metadata"]["annotations"] == {PINNED_REVISION: COMMIT}
+    assert desired["spec"]["template"]["spec"]["containers"][0]["image"] == OLD_IMAGE
+    assert immutable_changes(echo, desired) == []
+
+
+def test_a_cluster_without_a_job_gets_the_current_template_beside_an_old_one():
+    xr, observed, _ = running_world({"active": 1})
+    eu = desired_resources(reconcile(xr, [US, EU]))
+    observed[CLAIM_EU] = bound(eu[CLAIM_EU])
+    rsp = reconcile(xr, [US, EU], observed)
+    desired = desired_resources(rsp)
+    assert container_of(desired[JOB_US])["image"] == OLD_IMAGE
+    assert container_of(desired[JOB_EU]) == container_of(eu[JOB_EU])
+    assert (
+        f"--job={manifest_of(eu[JOB_EU])['metadata']['name']}"
+        in (container_of(desired[JOB_EU])["command"])
+    )
+    assert rows(rsp)["gke-eu"]["phase"] == "Hydrating"
+
+
+def test_a_job_not_reported_yet_gets_the_current_template():
+    xr, observed, composed = running_world({"active": 1})
+    del observed[JOB_US]["status"]["atProvider"]  # created, not observed yet
+    rsp = reconcile(xr, [US], observed)
+    assert container_of(desired_resources(rsp)[JOB_US]) == container_of(composed[JOB_US])
+
+
+def test_a_new_source_gets_a_new_job_with_the_current_template():
+    _, observed, composed = running_world({"active": 1})
+    moved = model_cache(huggingFace={"repo": "Qwen/Qwen3-0.6B", "revision": "v2"})
+    rsp = reconcile(moved, [US], observed)  # the old Job is what provider-kubernetes echoes
+    desired = manifest_of(desired_resources(rsp)[JOB_US])
+    name = desired["metadata"]["name"]
+    assert name != manifest_of(composed[JOB_US])["metadata"]["name"]
+    container = desired["spec"]["template"]["spec"]["containers"][0]
+    assert container["image"] != OLD_IMAGE
+    assert f"--job={name}" in container["command"]
+    assert "--revision=v2" in container["command"]
+
+
+def test_a_ready_cluster_with_an_old_job_stays_ready_and_its_job_is_not_updated():
+    xr, observed, composed = running_world({"active": 1})
+    old = composed_by_an_earlier_version(composed[JOB_US])
+    observed[JOB_US] = served(complete(old))
+    rsp = reconcile(xr, [US], observed)
+    assert rows(rsp)["gke-us"]["phase"] == "Ready"
+    assert JOB_US not in desired_resources(rsp), "a complete Job is cleaned up, not updated"
+    # ... and stays Ready once the Job is gone.
+    xr = with_status(xr, rsp)
+    del observed[JOB_US]
+    rsp = reconcile(xr, [US], observed)
+    assert rows(rsp)["gke-us"]["phase"] == "Ready"
+    assert JOB_US not in desired_resources(rsp)
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        pytest.param(lambda echo: echo.update(kind="Pod"), id="another kind"),
+        pytest.param(lambda echo: echo["metadata"].pop("name"), id="no name"),
+        pytest.param(lambda echo: echo["spec"].pop("template"), id="no template"),
+        pytest.param(lambda echo: echo.update(spec="Job"), id="a spec that is no mapping"),
+    ],
+)
+def test_an_echo_that_is_no_job_is_no_existing_job(edit):
+    xr, observed, composed = running_world({"active": 1})
+    edit(observed[JOB_US]["status"]["atProvider"]["manifest"])
+    rsp = reconcile(xr, [US], observed)
+    assert container_of(desired_resources(rsp)[JOB_US]) == container_of(composed[JOB_US])
