@@ -110,6 +110,7 @@ class Providers:
         if obj.get("kind") == RELEASE_KIND:
             self._sync_release(obj)
             return
+        existing = None
         try:
             cluster = self._cluster(obj)
             manifest = self._with_references(obj)
@@ -123,6 +124,10 @@ class Providers:
             if existing is None or _may(policies, "Update"):
                 remote = cluster.apply(manifest)
         except ApplyError as exc:
+            if existing is not None:
+                # The provider observes before it updates: a refused update still echoes
+                # the remote object as it is, and readiness follows it.
+                self._observed(obj, existing)
             self._failed(obj, str(exc))
             return
         assert remote is not None

@@ -20,6 +20,7 @@ from modelfleet_cli.simulate.hydration import (
     matching_fault,
     report_progress,
 )
+from modelfleet_cli.simulate.immutability import refused_update
 from modelfleet_cli.simulate.scheduling import (
     Pool,
     place_group,
@@ -124,7 +125,8 @@ class WorkloadCluster:
         obj.setdefault("metadata", {})["uid"] = f"{self.name}-{self._serial:05d}"
 
     def apply(self, manifest: dict[str, Any]) -> dict[str, Any]:
-        """Create or update `manifest` (server-side apply: its fields win, status is kept)."""
+        """Create or update `manifest` (server-side apply: its fields win, status is kept);
+        an update of a field fixed at creation is refused (immutability.py)."""
         kind = str(manifest.get("kind") or "")
         api_version = str(manifest.get("apiVersion") or "")
         key = key_of(manifest)
@@ -142,6 +144,8 @@ class WorkloadCluster:
             if mapping_at(ns, "metadata").get("deletionTimestamp"):
                 raise ApplyError(f'namespace "{key[1]}" is being terminated')
         current = self.objects.get(key)
+        if current is not None and (refused := refused_update(current, manifest)):
+            raise ApplyError(refused)
         obj = copy.deepcopy(manifest)
         obj.pop("status", None)
         if current is None:
