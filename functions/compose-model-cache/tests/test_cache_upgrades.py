@@ -22,6 +22,8 @@ from cache_world import (
     with_status,
 )
 from compose_model_cache.core import resource_keys
+from modelfleet_cli.simulate.provider import Providers
+from modelfleet_cli.simulate.workload import Pool, WorkloadCluster
 from modelfleet_contracts.hydration import BYTES_DONE, BYTES_TOTAL, PINNED_REVISION, REVISION
 from modelfleet_contracts.immutable import JOB_GENERATED_TEMPLATE_LABELS, JOB_SPEC_IMMUTABLE
 from modelfleet_devtools.world import observed_object
@@ -248,3 +250,34 @@ def test_an_echo_that_is_no_job_is_no_existing_job(edit):
     edit(observed[JOB_US]["status"]["atProvider"]["manifest"])
     rsp = reconcile(xr, [US], observed)
     assert container_of(desired_resources(rsp)[JOB_US]) == container_of(composed[JOB_US])
+
+
+def test_modelfleet_simulate_takes_the_update_it_refuses_without_the_rule():
+    """With `modelfleet simulate`'s cluster and provider-kubernetes: the Job an earlier
+    version created runs; what this version composes for it applies (Synced), what it would
+    compose for a new Job of that name is refused as a real API server refuses it."""
+    c = WorkloadCluster("gke-us", [Pool("h100", 1, 8)], {"filestore-rwx"}, hydration_rounds=9)
+    c.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "modelfleet"}})
+    providers = Providers({c.name: c}, lambda pc: c.name, lambda ns, n: None)
+    xr = model_cache()
+    composed = desired_resources(reconcile(xr, [US]))
+    observed = {
+        CLAIM_US: composed[CLAIM_US],
+        JOB_US: composed_by_an_earlier_version(composed[JOB_US]),
+    }
+    for obj in observed.values():
+        providers.sync(obj)
+    c.tick()
+    for obj in observed.values():
+        providers.observe(obj)
+    rsp = reconcile(xr, [US], observed)
+    assert rows(rsp)["gke-us"]["phase"] == "Hydrating"
+
+    def synced(job):
+        obj = copy.deepcopy(observed[JOB_US]) | {"spec": job["spec"]}
+        providers.sync(obj)
+        return next(x for x in obj["status"]["conditions"] if x["type"] == "Synced")
+
+    assert synced(desired_resources(rsp)[JOB_US])["status"] == "True"
+    refused = synced(composed[JOB_US])
+    assert refused["status"] == "False" and "field is immutable" in refused["message"]
