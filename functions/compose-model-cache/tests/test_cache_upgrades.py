@@ -25,8 +25,12 @@ from compose_model_cache.core import resource_keys
 from modelfleet_cli.simulate.provider import Providers
 from modelfleet_cli.simulate.workload import Pool, WorkloadCluster
 from modelfleet_contracts.hydration import BYTES_DONE, BYTES_TOTAL, PINNED_REVISION, REVISION
-from modelfleet_contracts.immutable import JOB_GENERATED_TEMPLATE_LABELS, JOB_SPEC_IMMUTABLE
-from modelfleet_devtools.world import observed_object
+from modelfleet_contracts.immutable import (
+    CLAIM_SPEC_IMMUTABLE,
+    JOB_GENERATED_TEMPLATE_LABELS,
+    JOB_SPEC_IMMUTABLE,
+)
+from modelfleet_devtools.world import inference_cluster, observed_object
 
 CLAIM_US, _, JOB_US = resource_keys("gke-us")
 CLAIM_EU, _, JOB_EU = resource_keys("gke-eu")
@@ -100,14 +104,11 @@ def merge_patch(target, patch):
     return out
 
 
-def immutable_changes(job_now, desired_manifest):
-    """The Job spec fields the API server would refuse to change, applying the manifest."""
-    updated = merge_patch(job_now, desired_manifest)
-    return [
-        field
-        for field in (*JOB_SPEC_IMMUTABLE, "selector")
-        if updated["spec"].get(field) != job_now["spec"].get(field)
-    ]
+def immutable_changes(now, desired_manifest):
+    """The spec fields the API server would refuse to change, applying the manifest."""
+    updated = merge_patch(now, desired_manifest)
+    fixed = (*JOB_SPEC_IMMUTABLE, "selector") if now["kind"] == "Job" else CLAIM_SPEC_IMMUTABLE
+    return [f for f in fixed if updated["spec"].get(f) != now["spec"].get(f)]
 
 
 def running_world(remote_status, *, refused=False):
@@ -281,3 +282,41 @@ def test_modelfleet_simulate_takes_the_update_it_refuses_without_the_rule():
     assert synced(desired_resources(rsp)[JOB_US])["status"] == "True"
     refused = synced(composed[JOB_US])
     assert refused["status"] == "False" and "field is immutable" in refused["message"]
+
+
+RENAMED = inference_cluster("gke-us", storage_class="filestore-rwx-v2")
+
+
+@pytest.mark.parametrize(
+    ("spec", "cluster"),
+    [
+        pytest.param({}, RENAMED, id="the cluster's class renamed"),
+        pytest.param({"storage": {"storageClassName": "premium-rwx"}}, US, id="class edited"),
+    ],
+)
+def test_an_existing_claim_keeps_its_class_and_its_size_follows_the_spec(spec, cluster):
+    xr = model_cache()
+    composed = desired_resources(reconcile(xr, [US]))
+    claim = observed_object(composed[CLAIM_US], remote_status={"phase": "Bound"}, ready=True)
+    echo = claim["status"]["atProvider"]["manifest"]
+    echo["spec"] |= {"volumeMode": "Filesystem", "volumeName": "pvc-5b0e8e0c"}  # the server's
+    observed = {CLAIM_US: claim, JOB_US: complete(composed[JOB_US])}
+    xr = with_status(xr, reconcile(xr, [US], observed))
+    del observed[JOB_US]  # cleaned up once Ready
+
+    changed = model_cache(sizeGiB=20, **spec) | {"status": xr["status"]}
+    rsp = reconcile(changed, [cluster], observed)
+    assert rows(rsp)["gke-us"]["phase"] == "Ready"
+    desired = manifest_of(desired_resources(rsp)[CLAIM_US])
+    assert immutable_changes(echo, desired) == []
+    assert desired["spec"]["storageClassName"] == "filestore-rwx"
+    assert desired["spec"]["resources"] == {"requests": {"storage": "20Gi"}}
+    assert "volumeName" not in desired["spec"], "the binder's, never composed"
+
+
+def test_a_claim_that_agrees_is_composed_as_it_is():
+    xr = model_cache()
+    composed = desired_resources(reconcile(xr, [US]))
+    claim = bound(composed[CLAIM_US])
+    rsp = reconcile(xr, [US], {CLAIM_US: claim})
+    assert desired_resources(rsp)[CLAIM_US] == composed[CLAIM_US]

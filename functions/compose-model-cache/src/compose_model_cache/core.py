@@ -20,7 +20,7 @@ from modelfleet_contracts.outcome import Outcome
 from modelfleet_contracts.spec import InvalidSpec, parse_spec
 
 from compose_model_cache.credentials import CREDENTIALS_REDACTED, credentials_condition
-from compose_model_cache.existing_job import ExistingJob, existing_job, keeping_fixed_fields
+from compose_model_cache.existing import Existing, existing_object, keeping_fixed_fields
 from compose_model_cache.fingerprint import source_fingerprint
 from compose_model_cache.manifests import CacheRef, cluster_values
 from compose_model_cache.phases import (
@@ -102,17 +102,17 @@ def compose_cache(
     xr: dict[str, Any],
     clusters: list[ClusterView] | None,
     observed: dict[str, ObservedObject],
-    jobs: dict[str, dict[str, Any]] | None = None,
+    echoes: dict[str, dict[str, Any]] | None = None,
 ) -> Outcome:
-    """`jobs`: each observed hydration Job as provider-kubernetes echoes it (its name,
-    annotations and spec, from `status.atProvider.manifest`), by resource name."""
-    jobs = jobs or {}
-    # What each Job reported on itself, and what it has that cannot change (existing_job.py).
+    """`echoes`: each observed claim and hydration Job as provider-kubernetes echoes it (its
+    kind, name, annotations and spec, from `status.atProvider.manifest`), by resource name."""
+    echoes = echoes or {}
+    # What each Job reported on itself, and what exists that cannot change (existing.py).
     reports = {
         key: read_report(_name(echoed), mapping_path(echoed, "metadata", "annotations"))
-        for key, echoed in jobs.items()
+        for key, echoed in echoes.items()
     }
-    existing = {key: job for key, echoed in jobs.items() if (job := existing_job(echoed))}
+    existing = {key: found for key, echoed in echoes.items() if (found := existing_object(echoed))}
     spec = parse_spec(ModelCacheSpec, mapping_at(xr, "spec"), spec_problem)
     if isinstance(spec, InvalidSpec):
         return Outcome.held(Status.false("ArtifactReady", "InvalidSpec", spec.message))
@@ -237,7 +237,7 @@ def _compose_cluster(
     outcome: Outcome,
     pin: Pin | None = None,
     slots: HydrationSlots | None = None,
-    existing: dict[str, ExistingJob] | None = None,
+    existing: dict[str, Existing] | None = None,
 ) -> ClusterPhase:
     """Compose what `view` needs into `outcome` (desired or kept as observed); its phase."""
     desired = outcome.desired
@@ -266,7 +266,10 @@ def _compose_cluster(
         and (not pin or not staged or staged == pin.commit)
     )
     values = cluster_values(view)
-    desired[claim_key] = cache.claim_shape.stamp(values)
+    existing = existing or {}
+    desired[claim_key] = keeping_fixed_fields(
+        cache.claim_shape.stamp(values), existing.get(claim_key)
+    )
     if cache.secret_shape:
         desired[secret_key] = cache.secret_shape.stamp(values)
     ref = cache.secret_ref
@@ -296,8 +299,7 @@ def _compose_cluster(
                 f"waiting for a hydration slot: at most {MAX_HYDRATIONS} clusters hydrate at once",
             )
         job = cache.job_shape.stamp(values)
-        existing_here = (existing or {}).get(job_key)
-        desired[job_key] = keeping_fixed_fields(job, cache.job_name, existing_here)
+        desired[job_key] = keeping_fixed_fields(job, existing.get(job_key))
         for suffix, key in access.items():
             desired[key] = cache.access_shapes[suffix].stamp(values)
     elif phase.problem and job_key in observed:

@@ -37,9 +37,9 @@ XR_PATHS: structs.Paths = {
         "pinnedRevision": None,
     },
 }
-# Of an observed hydration Job as provider-kubernetes echoes it: its name and annotations
-# (where the hydrator reports) and its spec (what an existing Job keeps: existing_job.py).
-JOB_PATHS: structs.Paths = {
+# Of an observed claim or hydration Job as provider-kubernetes echoes it: its kind, name and
+# annotations (where the hydrator reports) and its spec (what exists keeps: existing.py).
+ECHO_PATHS: structs.Paths = {
     "status": {
         "atProvider": {
             "manifest": {
@@ -52,9 +52,9 @@ JOB_PATHS: structs.Paths = {
 }
 
 
-def echoed_job(s: Any) -> dict[str, Any]:
-    """The remote Job an observed Object echoes, only the parts of JOB_PATHS."""
-    return mapping_path(structs.project(s, JOB_PATHS), "status", "atProvider", "manifest")
+def echoed(s: Any) -> dict[str, Any]:
+    """The remote object an observed Object echoes, only the parts of ECHO_PATHS."""
+    return mapping_path(structs.project(s, ECHO_PATHS), "status", "atProvider", "manifest")
 
 
 def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
@@ -65,11 +65,11 @@ def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) ->
     # The few facts the phases derive from; Objects kept unchanged are copied as protobuf
     # (Outcome.kept), so no observed manifest is ever converted.
     observed = {name: read_observed(resources[name].resource) for name in resources}
-    jobs = {
-        name: echoed_job(resources[name].resource)
+    echoes = {
+        name: echoed(resources[name].resource)
         for name in resources
-        if name.endswith("-hydrate")
+        if name.endswith(("-claim", "-hydrate"))
     }
-    outcome = compose_cache(xr, clusters, observed, jobs)
+    outcome = compose_cache(xr, clusters, observed, echoes)
 
     apply_outcome(req, rsp, xr, outcome, progress_reasons=PROGRESS_REASONS)

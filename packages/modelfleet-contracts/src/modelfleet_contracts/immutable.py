@@ -2,7 +2,7 @@
 
 An update that changes one of these is rejected (`field is immutable`), so whatever composes
 such an object must keep them as the existing object has them; only a new object (a new
-name) takes new values. `modelfleet simulate`'s API server rejects the same changes.
+name) takes new values. `modelfleet simulate`'s API server refuses the same changes.
 """
 
 # A batch/v1 Job's spec fields fixed at creation, as the API server's update validation
@@ -29,4 +29,16 @@ JOB_GENERATED_TEMPLATE_LABELS = frozenset(
         "job-name",
         "batch.kubernetes.io/job-name",
     }
+)
+
+# A PersistentVolumeClaim's spec is fixed at creation but its requested resources (and
+# volumeAttributesClassName); of it, these are what a claim's manifest may set. (`volumeName`
+# is fixed too once set, by the binder, which a manifest leaves to it.)
+CLAIM_SPEC_IMMUTABLE = (
+    "accessModes",
+    "storageClassName",
+    "volumeMode",
+    "selector",
+    "dataSource",
+    "dataSourceRef",
 )
