@@ -320,3 +320,22 @@ def test_a_claim_that_agrees_is_composed_as_it_is():
     claim = bound(composed[CLAIM_US])
     rsp = reconcile(xr, [US], {CLAIM_US: claim})
     assert desired_resources(rsp)[CLAIM_US] == composed[CLAIM_US]
+
+
+@pytest.mark.parametrize(
+    "xr",
+    [
+        pytest.param(model_cache(), id="one source"),
+        pytest.param(model_cache(huggingFace={"repo": "Qwen/Qwen3-8B"}), id="another source"),
+    ],
+)
+def test_a_bindings_role_ref_follows_from_its_name(xr):
+    """A RoleBinding's roleRef is refused any change, so it is what the binding's name
+    says: the Role named like it (both carry the Job's name, hence the fingerprint)."""
+    binding = manifest_of(desired_resources(reconcile(xr, [US]))[f"{JOB_US}-binding"])
+    name = binding["metadata"]["name"]
+    assert binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "Role",
+        "name": name,
+    }
