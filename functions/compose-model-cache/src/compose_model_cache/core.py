@@ -1,7 +1,8 @@
 """Deciding what a ModelCache composes and reports, from plain data.
 
 Input: the XR, the InferenceClusters Crossplane resolved, as `ClusterView`s (None while
-unresolved), and the facts observed of the composed resources (`ObservedObject`). Output:
+unresolved), the facts observed of the composed resources (`ObservedObject`), and the claims
+and Jobs that exist as provider-kubernetes echoes them (what they keep: existing.py). Output:
 desired resources, the observed ones to keep unchanged, the status, conditions, readiness.
 Clusters that still match keep everything composed for them whatever their status does
 for a moment; only a cluster that no longer matches (or no longer exists) loses its objects.
