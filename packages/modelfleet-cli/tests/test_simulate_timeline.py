@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from modelfleet_cli.functions import running_functions
 from modelfleet_cli.simulate.command import FUNCTIONS
-from modelfleet_cli.simulate.timeline import Timeline
+from modelfleet_cli.simulate.timeline import Timeline, summarize
 from modelfleet_devtools.audit import record_text
 
 # Test helpers sit beside the tests (pytest runs in importlib mode).
@@ -127,3 +127,78 @@ def test_a_deployment_reports_its_replicas_words_of_the_same_round(functions):
                 assert text_of_cluster == latest, f"round {round_no}: stale {line!r}"
                 quoted += 1
     assert quoted >= 3
+
+
+def inference_cluster(*conditions: tuple[str, str, str]) -> dict[str, Any]:
+    """An InferenceCluster carrying (type, status, reason) conditions."""
+    return {
+        "kind": "InferenceCluster",
+        "metadata": {"name": "gke-dev"},
+        "status": {"conditions": [{"type": t, "status": s, "reason": r} for t, s, r in conditions]},
+    }
+
+
+NOT_READY = ("Ready", "False", "Creating")
+
+
+@pytest.mark.parametrize(
+    ("conditions", "summary"),
+    [
+        pytest.param(
+            [("Ready", "True", "Available"), ("Connected", "True", "Available")],
+            "Ready",
+            id="ready",
+        ),
+        pytest.param(
+            [
+                NOT_READY,
+                ("Connected", "False", "Unavailable"),
+                ("StorageReady", "False", "Creating"),
+            ],
+            "not ready: Connected Unavailable",
+            id="not connected yet: its first False condition",
+        ),
+        pytest.param(
+            [
+                NOT_READY,
+                ("Connected", "True", "Available"),
+                ("StorageReady", "False", "StorageClassNotFound"),
+            ],
+            "not ready: StorageReady StorageClassNotFound",
+            id="connected, its storage class missing",
+        ),
+        pytest.param(
+            [NOT_READY, ("Connected", "True", "Resolving"), ("StorageReady", "True", "Available")],
+            "not ready: Connected Resolving",
+            id="held after it connected: Resolving, not Ready's own Creating",
+        ),
+        pytest.param(
+            [NOT_READY, ("Connected", "False", "Resolving"), ("StorageReady", "False", "Creating")],
+            "not ready: Connected Resolving",
+            id="held before it ever connected",
+        ),
+        pytest.param(
+            [
+                NOT_READY,
+                ("StorageReady", "False", "Creating"),
+                ("Connected", "True", "Resolving"),
+            ],
+            "not ready: Connected Resolving",
+            id="held: what holds it, not a condition kept as it was",
+        ),
+        pytest.param([NOT_READY], "not ready: Ready Creating", id="nothing but Ready"),
+    ],
+)
+def test_an_inference_clusters_summary_names_what_holds_it(conditions, summary):
+    assert summarize(inference_cluster(*conditions)) == (summary, [])
+
+
+def test_a_held_inference_cluster_says_resolving_in_its_summary_as_the_docs_say(functions):
+    """Crossplane has not resolved its provider config for a round: the header says so (it
+    read `not ready: Ready Creating`, the reason only on the line below), and docs/cli.md
+    quotes the summary as printed."""
+    text, _ = timeline_and_result(functions, EXAMPLES / "quickstart", "requirement-unresolved:*@6")
+    headers = [HEADER.match(line) for line in text.splitlines()]
+    [summary] = [h[3] for h in headers if h and (h[1], h[2]) == ("6", "InferenceCluster gke-dev")]
+    assert summary == "not ready: Connected Resolving"
+    assert f"`{summary}`" in (EXAMPLES.parent / "docs" / "cli.md").read_text()

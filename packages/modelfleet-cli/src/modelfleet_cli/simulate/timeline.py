@@ -8,6 +8,7 @@ from typing import Any, TextIO
 from modelfleet_contracts.api import INFERENCE_CLUSTER, MODEL_CACHE, MODEL_DEPLOYMENT
 from modelfleet_contracts.conditions import condition_true
 from modelfleet_contracts.fields import int_at, list_at, mapping_at
+from modelfleet_contracts.outcome import RESOLVING
 
 from modelfleet_cli.simulate.fleet import xr_id
 
@@ -33,6 +34,18 @@ def _progress_text(row: dict[str, Any]) -> str:
     return f" {progress}" if isinstance(progress, str) and row.get("phase") == "Hydrating" else ""
 
 
+def _holding(conditions: dict[str, dict[str, Any]]) -> str:
+    """`Type Reason` of what keeps an InferenceCluster from Ready: its condition held while
+    Crossplane has not resolved what the function reads (reason Resolving, with whatever status
+    it kept, True included), else its first False condition, else Ready's own."""
+    own = [c for t, c in conditions.items() if t not in SYSTEM]
+    held = next((c for c in own if c.get("reason") == RESOLVING), None)
+    blocking = held or next(
+        (c for c in own if c.get("status") == "False"), conditions.get("Ready", {})
+    )
+    return f"{blocking.get('type', 'Ready')} {blocking.get('reason', 'Pending')}"
+
+
 def summarize(xr: dict[str, Any]) -> tuple[str, list[str]]:
     """One line of phase/summary for an XR, plus per-cluster messages worth reading."""
     status = mapping_at(xr, "status")
@@ -49,18 +62,7 @@ def summarize(xr: dict[str, Any]) -> tuple[str, list[str]]:
         ]
         line = (", ".join(parts) or "no clusters") + _ready_text(status)
     elif kind == INFERENCE_CLUSTER:
-        if condition_true(status, "Ready"):
-            line = "Ready"
-        else:
-            blocking = next(
-                (
-                    c
-                    for t, c in conditions.items()
-                    if t not in SYSTEM and c.get("status") == "False"
-                ),
-                conditions.get("Ready", {}),
-            )
-            line = f"not ready: {blocking.get('type', 'Ready')} {blocking.get('reason', 'Pending')}"
+        line = "Ready" if condition_true(status, "Ready") else f"not ready: {_holding(conditions)}"
     else:
         phase = status.get("phase") or "Pending"
         ready, total = int_at(status, "readyReplicas"), int_at(status, "replicas")
