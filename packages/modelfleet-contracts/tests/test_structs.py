@@ -1,13 +1,11 @@
-"""structs: the fast Struct conversions give exactly what the SDK's converters give, and the
-reduced reader leaves out only the rows not asked for."""
-
-from typing import Any
+"""structs: the fast Struct conversions give exactly what the SDK's converters give."""
 
 from crossplane.function import resource
 from google.protobuf import struct_pb2
 from hypothesis import given
 from hypothesis import strategies as st
 from modelfleet_contracts.edge import structs
+from modelfleet_devtools.fuzz import struct_of
 
 scalars = st.none() | st.booleans() | st.text(max_size=8) | st.integers(-(2**40), 2**40)
 json_values = st.recursive(
@@ -20,12 +18,6 @@ json_values = st.recursive(
 objects = st.dictionaries(st.text(max_size=6), json_values, max_size=5)
 
 
-def struct_of(data: dict[str, Any]) -> struct_pb2.Struct:
-    s = struct_pb2.Struct()
-    s.update(data)
-    return s
-
-
 @given(objects)
 def test_to_dict_is_the_sdk_conversion(data):
     s = struct_of(data)
@@ -34,28 +26,11 @@ def test_to_dict_is_the_sdk_conversion(data):
 
 @given(objects, objects)
 def test_update_is_struct_update_including_replacing_nested_values(first, second):
-    expected, actual = struct_of(first), struct_of(first)
+    expected, actual = struct_pb2.Struct(), struct_of(first)
+    expected.update(first)
     expected.update(second)
     structs.update(actual, second)
     assert actual == expected
-
-
-def test_with_named_rows_keeps_only_the_named_row():
-    cache = {
-        "metadata": {"name": "kimi-k2"},
-        "status": {
-            "summary": {"ready": "2/3"},
-            "clusters": [{"name": "a", "phase": "Ready"}, {"name": "b"}, "junk", {"phase": "x"}],
-        },
-    }
-    got = structs.with_named_rows(struct_of(cache), ("status", "clusters"), "b")
-    assert got == {
-        "metadata": {"name": "kimi-k2"},
-        "status": {"summary": {"ready": "2/3"}, "clusters": [{"name": "b"}]},
-    }
-    # A malformed shape along the path is converted as it is, never raises.
-    odd = struct_of({"status": "broken"})
-    assert structs.with_named_rows(odd, ("status", "clusters"), "b") == {"status": "broken"}
 
 
 def test_set_at_writes_one_leaf_and_makes_the_mappings_on_the_way():

@@ -10,11 +10,11 @@ from typing import Any
 from modelfleet_contracts.api import API_VERSION, MODEL_DEPLOYMENT, MODEL_REPLICA
 from modelfleet_contracts.clusters import SELECTED_CLUSTERS, ClusterView, matches_selector
 from modelfleet_contracts.conditions import Status
-from modelfleet_contracts.fields import list_at, mapping_at
+from modelfleet_contracts.fields import mapping_at
 from modelfleet_contracts.labels import CLUSTER_LABEL, owner_labels
 from modelfleet_contracts.models.modeldeployment import ModelDeploymentSpec
 from modelfleet_contracts.naming import composed_key, remote_name
-from modelfleet_contracts.observed import PlacedReplica
+from modelfleet_contracts.observed import PlacedReplica, StagedCache
 from modelfleet_contracts.outcome import Outcome
 from modelfleet_contracts.spec import InvalidSpec, filled, parse_spec
 
@@ -45,7 +45,7 @@ def replica_key(cluster: str) -> str:
 def compose_deployment(
     xr: dict[str, Any],
     clusters: list[ClusterView] | None,
-    cache: list[dict[str, Any]] | None,
+    cache: list[StagedCache] | None,
     replicas: list[PlacedReplica] | None,
     mine: dict[str, PlacedReplica],
 ) -> Outcome:
@@ -72,12 +72,8 @@ def compose_deployment(
 
     metadata = mapping_at(xr, "metadata")
     name, namespace = str(metadata.get("name", "")), str(metadata.get("namespace", ""))
-    cache_obj = cache[0] if cache else None
-    cache_rows = {
-        str(r.get("name")): r
-        for r in list_at(mapping_at(cache_obj, "status"), "clusters")
-        if isinstance(r, dict)
-    }
+    staged = cache[0] if cache else None
+    cache_phases = staged.phases if staged is not None else {}
     selector = (
         spec.clusterSelector.model_dump(mode="json", exclude_none=True, warnings=False)
         if spec.clusterSelector
@@ -99,7 +95,7 @@ def compose_deployment(
             resources=spec.resources,
             nodes=spec.nodes,
             cache_name=cache_name,
-            cache_clusters=set(cache_rows),
+            cache_clusters=set(cache_phases),
             used_nodes=used,
             sticky_pool=sticky[v.name].pool if v.name in sticky else None,
         )
@@ -128,7 +124,7 @@ def compose_deployment(
             out.kept.append(key)
             out.kept_changes[key] = {("spec", "replicas"): count}
     out.status, out.conditions, out.ready = deployment_status(
-        desired_total, views, evaluations, placement, mine, cache_name, cache_obj, cache_rows
+        desired_total, views, evaluations, placement, mine, cache_name, staged
     )
     return out
 

@@ -5,7 +5,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.api import API_VERSION, MODEL_REPLICA
 from modelfleet_contracts.edge import structs
 from modelfleet_contracts.edge.clusters import read_cluster_struct
-from modelfleet_contracts.edge.observed import read_replica
+from modelfleet_contracts.edge.observed import read_model_cache, read_replica
 from modelfleet_contracts.edge.outcome import apply_outcome
 from modelfleet_contracts.edge.requirements import (
     require_referenced_cache,
@@ -21,18 +21,26 @@ CLUSTERS = "inference-clusters"
 CACHE = "model-cache"
 # Every ModelReplica in the fleet, whatever its namespace: capacity is shared by all teams.
 REPLICAS = "model-replicas"
+# What the core reads of the XR: its status holds a row per cluster, which it never reads
+# (the placement is read from the observed ModelReplicas), only its previous conditions.
+XR_PATHS: structs.Paths = {
+    "metadata": {"name": None, "namespace": None},
+    "spec": None,
+    "status": {"conditions": None},
+}
 
 
 def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
-    xr = structs.to_dict(req.observed.composite.resource)
+    xr = structs.project(req.observed.composite.resource, XR_PATHS)
     require_selected_clusters(rsp, CLUSTERS, mapping_at(xr, "spec"))
     response.require_resources(rsp, REPLICAS, API_VERSION, MODEL_REPLICA, match_labels={})
     require_referenced_cache(rsp, CACHE, xr)
+    # Every resource read straight from protobuf into the few facts the scheduler decides on.
     mine = {name: read_replica(r.resource) for name, r in req.observed.resources.items()}
     outcome = compose_deployment(
         xr,
         resolved(req, CLUSTERS, read_cluster_struct),
-        resolved(req, CACHE, structs.to_dict),
+        resolved(req, CACHE, read_model_cache),
         resolved(req, REPLICAS, read_replica),
         mine,
     )

@@ -4,7 +4,7 @@ from typing import Any
 
 from modelfleet_contracts.clusters import ClusterView
 from modelfleet_contracts.conditions import Status
-from modelfleet_contracts.observed import PlacedReplica
+from modelfleet_contracts.observed import PlacedReplica, StagedCache
 
 from compose_model_deployment.eligibility import Candidate, Rejection
 
@@ -19,8 +19,7 @@ def deployment_status(
     placement: dict[str, int],
     mine: dict[str, PlacedReplica],
     cache_name: str | None,
-    cache_obj: dict[str, Any] | None,
-    cache_rows: dict[str, dict[str, Any]],
+    cache: StagedCache | None,
 ) -> tuple[dict[str, Any], list[Status], bool]:
     """(status, conditions, ready) of `desired` replicas placed as `placement`."""
     placed = sum(placement.values())
@@ -87,7 +86,7 @@ def deployment_status(
         )
         scheduled = Status.false("Scheduled", reason, message)
 
-    conditions = [scheduled, _cache_condition(cache_name, cache_obj, cache_rows, placement)]
+    conditions = [scheduled, _cache_condition(cache_name, cache, placement)]
     available = desired > 0 and ready >= desired
     conditions.append(
         Status.true("Available", "Available", f"{ready}/{desired} replica(s) ready")
@@ -99,12 +98,11 @@ def deployment_status(
 
 def _cache_condition(
     cache_name: str | None,
-    cache_obj: dict[str, Any] | None,
-    cache_rows: dict[str, dict[str, Any]],
+    cache: StagedCache | None,
     placement: dict[str, int],
 ) -> Status:
     """ModelCacheReady: are the weights staged on every cluster a replica is placed on?"""
-    if cache_obj is None:
+    if cache is None:
         return Status.true(
             "ModelCacheReady",
             "NotReferenced",
@@ -116,7 +114,7 @@ def _cache_condition(
             "NotPlaced",
             f"no replica of this deployment is placed on a cluster of ModelCache {cache_name}",
         )
-    phases = {c: str(cache_rows.get(c, {}).get("phase") or "Pending") for c in sorted(placement)}
+    phases = {c: cache.phases.get(c) or "Pending" for c in sorted(placement)}
     waiting = {c: p for c, p in phases.items() if p != "Ready"}
     if not waiting:
         return Status.true("ModelCacheReady", "Ready", "weights staged on every placed cluster")

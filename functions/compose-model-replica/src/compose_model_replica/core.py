@@ -14,11 +14,11 @@ from typing import Any
 from modelfleet_contracts.api import MODEL_REPLICA
 from modelfleet_contracts.clusters import ClusterView
 from modelfleet_contracts.conditions import Status
-from modelfleet_contracts.fields import list_at, mapping_at
+from modelfleet_contracts.fields import mapping_at
 from modelfleet_contracts.labels import CLUSTER_LABEL, owner_labels
 from modelfleet_contracts.models.modelreplica import ModelReplicaSpec
 from modelfleet_contracts.naming import workload_name
-from modelfleet_contracts.observed import ObservedObject
+from modelfleet_contracts.observed import ObservedObject, StagedCache
 from modelfleet_contracts.outcome import Outcome
 from modelfleet_contracts.spec import InvalidSpec, parse_spec
 
@@ -48,29 +48,22 @@ def spec_problem(spec: ModelReplicaSpec) -> str | None:
     return None
 
 
-def cache_row(cache: dict[str, Any] | None, cluster: str) -> dict[str, Any] | None:
-    """This cluster's row in the ModelCache status (the single source of claim and path)."""
-    for row in list_at(mapping_at(cache, "status"), "clusters"):
-        if isinstance(row, dict) and row.get("name") == cluster:
-            return row
-    return None
-
-
 def cache_location(
-    cache_name: str, cache: list[dict[str, Any]] | None, cluster: str
+    cache_name: str, cache: list[StagedCache] | None, cluster: str
 ) -> tuple[str, str] | str:
     """(claim, path) of the weights on `cluster` once the cache is Ready there, read from
-    the cache's status row as written (never recomputed); otherwise why not, in words."""
-    row = cache_row(cache[0] if cache else None, cluster)
+    this cluster's row of the cache's status (the single source of claim and path; fn.py
+    reads the cache for `cluster`) as written, never recomputed; otherwise why not."""
     if not cache:
         return f"ModelCache {cache_name} not found"
+    row = cache[0].row
     if row is None:
         return f"ModelCache {cache_name} does not stage to cluster {cluster}"
-    phase = str(row.get("phase") or "Pending")
+    phase = row.phase or "Pending"
     if phase != "Ready":
-        detail = f": {row['message']}" if row.get("message") else ""
+        detail = f": {row.message}" if row.message else ""
         return f"ModelCache {cache_name} is {phase} on {cluster}{detail}"
-    claim, written = str(row.get("claimName") or ""), str(row.get("path") or "")
+    claim, written = row.claim_name, row.path
     path = written.strip("/")
     if not claim:
         return f"ModelCache {cache_name} is Ready on {cluster} but reports no claimName"
@@ -114,7 +107,7 @@ def _kept(
 def compose_replica(
     xr: dict[str, Any],
     cluster: list[ClusterView] | None,
-    cache: list[dict[str, Any]] | None,
+    cache: list[StagedCache] | None,
     observed: dict[str, ObservedObject],
 ) -> Outcome:
     """`cluster` / `cache`: what Crossplane resolved for the requirements (None: unresolved

@@ -5,7 +5,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.api import API_VERSION, INFERENCE_CLUSTER
 from modelfleet_contracts.edge import structs
 from modelfleet_contracts.edge.clusters import read_cluster_struct
-from modelfleet_contracts.edge.observed import read_observed
+from modelfleet_contracts.edge.observed import read_model_cache, read_observed
 from modelfleet_contracts.edge.outcome import apply_outcome
 from modelfleet_contracts.edge.requirements import require_referenced_cache, resolved
 from modelfleet_contracts.fields import mapping_at
@@ -32,7 +32,7 @@ def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) ->
     outcome = compose_replica(
         xr,
         resolved(req, CLUSTER, read_cluster_struct),
-        resolved(req, CACHE, lambda c: structs.with_named_rows(c, ("status", "clusters"), here)),
+        resolved(req, CACHE, lambda c: read_model_cache(c, cluster=here)),
         observed,
     )
     apply_outcome(req, rsp, xr, outcome, progress_reasons=PROGRESS_REASONS)

@@ -6,11 +6,12 @@ function decides on a handful. The edge (`edge.observed.read_observed`) takes th
 straight from the protobuf Struct; a core decides on these facts only. Other managed
 resources (a Helm Release, a ProviderConfig) read the same way: their own conditions are
 there, the Object-only facts read as absent. A ModelReplica, which a ModelDeployment
-composes, reads as a `PlacedReplica` (`edge.observed.read_replica`).
+composes, reads as a `PlacedReplica` (`edge.observed.read_replica`); a referenced ModelCache,
+which the scheduler and every replica read, as a `StagedCache` (`edge.observed.read_model_cache`).
 """
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 # What provider-kubernetes run with `--sanitize-secrets` writes in place of the `data` of a
@@ -75,6 +76,30 @@ class PlacedReplica:
 
     def owned_by(self, deployment: str, namespace: str) -> bool:
         return self.owner == deployment and self.owner_namespace == namespace
+
+
+@dataclass(frozen=True)
+class CacheRow:
+    """One cluster's row of a ModelCache's `status.clusters`, as compose-model-cache writes it:
+    how far staging is there and, once Ready, where consumers mount the weights."""
+
+    phase: str = ""
+    message: str = ""
+    claim_name: str = ""
+    path: str = ""
+
+
+@dataclass(frozen=True)
+class StagedCache:
+    """A referenced ModelCache as its consumers read it, from its `status.clusters` rows
+    (there may be a thousand): the scheduler decides on every cluster's phase, a replica on
+    its own cluster's row. Nothing else of the cache is read."""
+
+    # The phase of each cluster read ("" when unreported), by name; a row without a name is
+    # listed under "" (it counts as reported, and matches no cluster).
+    phases: dict[str, str] = field(default_factory=dict)
+    # The whole row of the one cluster a reader asked for; None when not asked or not listed.
+    row: CacheRow | None = None
 
 
 def _holds_values(mapping: Any) -> bool:

@@ -1,6 +1,7 @@
 """Reading an observed composed resource's few facts (`ObservedObject`, or a ModelReplica's
-`PlacedReplica`) straight from its protobuf Struct, tolerantly: a field of another shape
-reads as absent (empty string, zero), never raises."""
+`PlacedReplica`), and a referenced ModelCache's rows (`StagedCache`), straight from the
+protobuf Struct, tolerantly: a field of another shape reads as absent (empty string, zero),
+never raises."""
 
 from typing import Any
 
@@ -11,9 +12,11 @@ from modelfleet_contracts.edge.structs import to_plain
 from modelfleet_contracts.fields import as_int
 from modelfleet_contracts.labels import NAMESPACE_LABEL, kind_label
 from modelfleet_contracts.observed import (
+    CacheRow,
     Condition,
     ObservedObject,
     PlacedReplica,
+    StagedCache,
     secret_fields_with_values,
 )
 
@@ -47,8 +50,9 @@ def _text(fields: Any, key: str) -> str:
     v = fields.get(key)
     if v is None:
         return ""
-    if v.HasField("string_value"):
-        return v.string_value
+    text = v.string_value  # "" for a value of another kind: a non-empty one is the string
+    if text or v.HasField("string_value"):
+        return text
     plain = to_plain(v)
     return str(plain) if plain else ""
 
@@ -147,3 +151,31 @@ def read_replica(s: struct_pb2.Struct) -> PlacedReplica:
         message=_text(status, "message"),
         ready_replicas=max(0, as_int(_number(status, "readyReplicas"))),
     )
+
+
+def read_model_cache(s: struct_pb2.Struct, *, cluster: str | None = None) -> StagedCache:
+    """A ModelCache's `status.clusters`, from its Struct without converting it: every row's
+    name and phase (the scheduler), or, given `cluster`, the first row of that cluster, whole
+    (a replica, which mounts its own; the rows after it are not read)."""
+    status = _struct(s.fields, "status")
+    listed = status.get("clusters") if status is not None else None
+    if listed is None or not listed.HasField("list_value"):
+        return StagedCache()
+    phases: dict[str, str] = {}
+    for item in listed.list_value.values:
+        if not item.HasField("struct_value"):
+            continue
+        row = item.struct_value.fields
+        # A name is an identity: one of another type is no cluster's ("" as if absent).
+        name = _string(row, "name")
+        if cluster is None:
+            phases[name] = _text(row, "phase")
+        elif name == cluster:
+            here = CacheRow(
+                phase=_text(row, "phase"),
+                message=_text(row, "message"),
+                claim_name=_text(row, "claimName"),
+                path=_text(row, "path"),
+            )
+            return StagedCache(phases={name: here.phase}, row=here)
+    return StagedCache(phases=phases)

@@ -3,7 +3,7 @@
 The SDK's converters go through `json_format`, which inspects descriptors for every value;
 at 1000 clusters that, not the decisions, dominated a RunFunction. These walk the Struct
 directly and give the same plain data (numbers as floats, as Crossplane sends them).
-`with_named_rows` and `project` go further and convert only the part a reader asks for.
+`project` goes further and converts only the part a reader asks for.
 """
 
 from collections.abc import Mapping
@@ -80,32 +80,6 @@ def set_at(s: struct_pb2.Struct, path: tuple[str, ...], value: Any) -> None:
     for key in path[:-1]:
         fields = fields[key].struct_value.fields
     _set(fields[path[-1]], value)
-
-
-def _named(item: struct_pb2.Value, name: str) -> bool:
-    if item.WhichOneof("kind") != "struct_value":
-        return False
-    fields = item.struct_value.fields
-    return "name" in fields and fields["name"].string_value == name
-
-
-def with_named_rows(s: struct_pb2.Struct, path: tuple[str, ...], name: str) -> dict[str, Any]:
-    """The Struct as plain data, with the list at `path` reduced to the rows whose `name` is
-    `name`. A reader looking for its own row among a fleet's (e.g. one cluster's row of a
-    ModelCache's `status.clusters`) then pays for that row, not for a thousand."""
-    fields = s.fields
-    out: dict[str, Any] = {}
-    for key in fields:
-        v = fields[key]
-        if key != path[0]:
-            out[key] = _value(v)
-        elif len(path) > 1 and v.WhichOneof("kind") == "struct_value":
-            out[key] = with_named_rows(v.struct_value, path[1:], name)
-        elif len(path) == 1 and v.WhichOneof("kind") == "list_value":
-            out[key] = [_value(x) for x in v.list_value.values if _named(x, name)]
-        else:
-            out[key] = _value(v)
-    return out
 
 
 # What to convert of a Struct: a nested mapping of keys; `None` converts the whole value
