@@ -11,6 +11,7 @@ from modelfleet_contracts.edge import structs
 from modelfleet_contracts.edge.carry import carry_forward_into
 from modelfleet_contracts.fields import mapping_at, mapping_path
 from modelfleet_contracts.objects import SECRET_VALUE_FIELDS, SERVER_SET_METADATA
+from modelfleet_devtools.fuzz import struct_of
 
 scalars = st.none() | st.booleans() | st.text(max_size=8) | st.integers(-(2**40), 2**40)
 json_values = st.recursive(
@@ -58,12 +59,6 @@ def carry_forward(observed: dict[str, Any]) -> dict[str, Any]:
             spec = spec | {"forProvider": spec["forProvider"] | {"manifest": manifest}}
         desired["spec"] = spec
     return desired
-
-
-def struct_of(data: dict[str, Any]) -> struct_pb2.Struct:
-    s = struct_pb2.Struct()
-    structs.update(s, data)
-    return s
 
 
 OBSERVED_OBJECT = {
