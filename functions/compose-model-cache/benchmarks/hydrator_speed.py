@@ -38,9 +38,16 @@ from importlib import metadata
 from pathlib import Path
 
 from compose_model_cache.hydrator import script_source
+from modelfleet_devtools.docs_sections import (
+    BENCHMARKS_DOC,
+    SectionError,
+    check_sections,
+    script_command,
+    section_name,
+    write_sections,
+)
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[2]
 sys.path.insert(0, str(HERE.parent / "tests"))  # the loopback Hub and API server of the tests
 
 from fake_hub import FakeHub, Repo  # noqa: E402
@@ -53,9 +60,7 @@ ROUNDS = 9
 MIB = 1024 * 1024
 # (what the case is, the link's rate in bytes/s or None for unpaced)
 CASES = [("unpaced loopback (CPU-bound)", None), ("1 Gbit/s link (network-bound)", 1e9 / 8)]
-DOCS = ROOT / "docs" / "benchmarks.md"
-START = "<!-- hydrator_speed.py: start -->"
-END = "<!-- hydrator_speed.py: end -->"
+SECTION = section_name(__file__)  # its section of docs/benchmarks.md
 
 
 def model() -> dict[str, bytes]:
@@ -250,25 +255,20 @@ def measure() -> list[str]:
     return lines
 
 
-def write_docs(lines: list[str]) -> None:
-    text = DOCS.read_text()
-    if START not in text or END not in text:
-        raise SystemExit(f"{DOCS} has no {START} ... {END} section to replace")
-    head, _, rest = text.partition(START)
-    _, _, tail = rest.partition(END)
-    command = "uv run python functions/compose-model-cache/benchmarks/hydrator_speed.py"
-    body = "\n".join([f"Produced by `{command} --write-docs`.", "", *lines])
-    DOCS.write_text(f"{head}{START}\n{body}\n{END}{tail}")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write-docs", action="store_true")
     args = parser.parse_args()
+    if args.write_docs:  # a missing marker must not cost a whole run
+        try:
+            check_sections(BENCHMARKS_DOC, [SECTION])
+        except SectionError as err:
+            raise SystemExit(f"--write-docs: {err}") from err
     lines = measure()
     print("\n".join(lines))
     if args.write_docs:
-        write_docs(lines)
+        produced = f"Produced by `{script_command(__file__)} --write-docs`."
+        write_sections(BENCHMARKS_DOC, {SECTION: "\n".join([produced, "", *lines])})
 
 
 if __name__ == "__main__":
