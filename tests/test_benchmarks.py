@@ -1,17 +1,27 @@
 """The benchmark scripts stay runnable: each one's request builder produces, at its smallest
 size, the steady state it claims to measure (the builders stop unless the function reports
-the composite Ready). Not timed: performance is measured by running the scripts."""
+the composite Ready). Not timed: performance is measured by running the scripts. And
+docs/benchmarks.md has one section for each table they write, in the shape they print it."""
 
 import importlib.util
 import sys
+from collections import Counter
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from modelfleet_devtools.bench import scenario_sections
+from modelfleet_devtools.docs_sections import (
+    BENCHMARKS_DOC,
+    script_command,
+    section_body,
+    section_names,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted(ROOT.glob("functions/*/benchmarks/bench_*.py"))
+HYDRATOR_SCRIPT = ROOT / "functions/compose-model-cache/benchmarks/hydrator_speed.py"
 
 
 def load(path: Path) -> ModuleType:
@@ -56,3 +66,23 @@ def test_cache_tables_build_what_they_measure(over_slots: bool):
     assert per_cluster[job_with_access] == min(count, bench.MAX_HYDRATIONS)
     assert per_cluster[("PersistentVolumeClaim", "Secret")] == count - per_cluster[job_with_access]
     assert sum(per_cluster.values()) == count
+
+
+def test_the_docs_have_one_section_for_every_table_of_every_script():
+    """A renamed, added or removed table cannot leave the docs stale: every section a script
+    writes is there exactly once, and there is no other."""
+    hydrator = load(HYDRATOR_SCRIPT)
+    sections = {
+        name: (path, scenario)
+        for path in SCRIPTS
+        for name, scenario in scenario_sections(path, load(path).SCENARIOS).items()
+    }
+    written = [*sections, hydrator.SECTION]
+    text = BENCHMARKS_DOC.read_text()
+    assert Counter(section_names(text)) == Counter(written)
+    for name, (path, scenario) in sections.items():
+        heading, measured_by, _ = section_body(text, name).split("\n\n")
+        assert heading == f"### {scenario.title}", name
+        assert measured_by.startswith(f"Measured by `{script_command(path)}` on "), name
+    produced = f"Produced by `{script_command(HYDRATOR_SCRIPT)} --write-docs`.\n\n"
+    assert section_body(text, hydrator.SECTION).startswith(produced)

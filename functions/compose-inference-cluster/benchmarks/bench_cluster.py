@@ -9,6 +9,7 @@ and reported. The cluster connects through a kubeconfig Secret, has managed GCP 
 storage and the LeaderWorkerSet Helm release; everything composed is observed Ready.
 
 Run: uv run python functions/compose-inference-cluster/benchmarks/bench_cluster.py
+[SIZES... | --write-docs]
 """
 
 import sys
@@ -18,13 +19,7 @@ from compose_inference_cluster.fn import run_function
 from compose_inference_cluster.main import NAME
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.edge.runner import SafeRunner
-from modelfleet_devtools.bench import (
-    benchmark_sizes,
-    exit_status,
-    observed_ready,
-    require_ready,
-    run_benchmark,
-)
+from modelfleet_devtools.bench import Scenario, observed_ready, require_ready, run_script
 from modelfleet_devtools.requests import desired_resources, run_function_request
 
 RUNNER = SafeRunner(run_function, NAME)
@@ -85,16 +80,17 @@ def build_request(pools: int) -> fnv1.RunFunctionRequest:
     return req
 
 
-def main(sizes: tuple[int, ...] = SIZES) -> int:
-    rows = run_benchmark(
+SCENARIOS = [
+    Scenario(
         "compose-inference-cluster: one InferenceCluster with N GPU node pools, all Ready",
         build_request,
-        RUNNER,
-        sizes,
-        axis="node pools",
     )
-    return exit_status(rows)
+]
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_script(__doc__, __file__, RUNNER, SCENARIOS, SIZES, axis="node pools", argv=argv)
 
 
 if __name__ == "__main__":
-    sys.exit(main(benchmark_sizes(__doc__, SIZES)))
+    sys.exit(main())

@@ -15,7 +15,8 @@ gated model (Hugging Face token), which composes a claim and a token Secret on e
 a hydration Job with its ServiceAccount, Role and RoleBinding on as many as hydrate at once
 (MAX_HYDRATIONS), and lists the other clusters Pending, waiting for a slot.
 
-Run: uv run python functions/compose-model-cache/benchmarks/bench_cache.py [SIZES...]
+Run: uv run python functions/compose-model-cache/benchmarks/bench_cache.py
+[SIZES... | --write-docs]
 """
 
 import sys
@@ -27,13 +28,7 @@ from compose_model_cache.fn import CLUSTERS, run_function
 from compose_model_cache.main import NAME
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.edge.runner import SafeRunner
-from modelfleet_devtools.bench import (
-    benchmark_sizes,
-    exit_status,
-    observed_as_stored,
-    require_ready,
-    run_benchmark,
-)
+from modelfleet_devtools.bench import Scenario, observed_as_stored, require_ready, run_script
 from modelfleet_devtools.requests import desired_resources, desired_status, run_function_request
 from modelfleet_devtools.world import inference_cluster
 
@@ -165,24 +160,26 @@ def describe(per_cluster: Counter[tuple[str, ...]]) -> str:
     return "; ".join(f"{n} clusters with {', '.join(kinds)}" for kinds, n in per_cluster.items())
 
 
-def main(sizes: tuple[int, ...] = SIZES) -> int:
-    rows = run_benchmark(
+SCENARIOS = [
+    Scenario(
         "compose-model-cache: one ModelCache over N clusters turning Ready "
         f"(its last wave of at most {MAX_HYDRATIONS} hydrations completing)",
         build_request,
-        RUNNER,
-        sizes,
-    )
-    rows += run_benchmark(
+        table="turning Ready",
+    ),
+    Scenario(
         "compose-model-cache: first reconcile of a gated model over N clusters "
         "(claim and token Secret per cluster, a Job with its access on as many as hydrate at "
         "once: the largest response)",
         build_first_request,
-        RUNNER,
-        sizes,
-    )
-    return exit_status(rows)
+        table="first reconcile of a gated model",
+    ),
+]
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_script(__doc__, __file__, RUNNER, SCENARIOS, SIZES, argv=argv)
 
 
 if __name__ == "__main__":
-    sys.exit(main(benchmark_sizes(__doc__, SIZES)))
+    sys.exit(main())

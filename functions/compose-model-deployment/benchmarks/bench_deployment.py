@@ -8,6 +8,7 @@ ModelReplica requirement therefore returns 11·N objects: at 100 clusters that i
 issue's "100 clusters and 1000 existing ModelReplicas" (plus the deployment's own 100).
 
 Run: uv run python functions/compose-model-deployment/benchmarks/bench_deployment.py
+[SIZES... | --write-docs]
 """
 
 import copy
@@ -18,7 +19,7 @@ from compose_model_deployment.fn import CACHE, CLUSTERS, REPLICAS, run_function
 from compose_model_deployment.main import NAME
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.edge.runner import SafeRunner
-from modelfleet_devtools.bench import benchmark_sizes, exit_status, require_ready, run_benchmark
+from modelfleet_devtools.bench import Scenario, require_ready, run_script
 from modelfleet_devtools.requests import desired_resources, run_function_request
 from modelfleet_devtools.world import H100, inference_cluster, ready_model_cache
 
@@ -107,16 +108,18 @@ def build_request(count: int) -> fnv1.RunFunctionRequest:
     return req
 
 
-def main(sizes: tuple[int, ...] = SIZES) -> int:
-    rows = run_benchmark(
+SCENARIOS = [
+    Scenario(
         f"compose-model-deployment: N clusters, N Ready gangs, {OTHERS_PER_CLUSTER} other "
         "teams' ModelReplicas per cluster (N=100: 1000 existing replicas)",
         build_request,
-        RUNNER,
-        sizes,
     )
-    return exit_status(rows)
+]
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_script(__doc__, __file__, RUNNER, SCENARIOS, SIZES, argv=argv)
 
 
 if __name__ == "__main__":
-    sys.exit(main(benchmark_sizes(__doc__, SIZES)))
+    sys.exit(main())

@@ -8,6 +8,7 @@ there. That row list is the axis: the cache is Ready on N clusters (1, 10, 100, 
 composed LeaderWorkerSet and Service are observed Ready, as provider-kubernetes echoes them.
 
 Run: uv run python functions/compose-model-replica/benchmarks/bench_replica.py
+[SIZES... | --write-docs]
 """
 
 import sys
@@ -17,13 +18,7 @@ from compose_model_replica.fn import CACHE, CLUSTER, run_function
 from compose_model_replica.main import NAME
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.edge.runner import SafeRunner
-from modelfleet_devtools.bench import (
-    benchmark_sizes,
-    exit_status,
-    observed_ready,
-    require_ready,
-    run_benchmark,
-)
+from modelfleet_devtools.bench import Scenario, observed_ready, require_ready, run_script
 from modelfleet_devtools.requests import desired_resources, run_function_request
 from modelfleet_devtools.world import H100, inference_cluster, ready_model_cache
 
@@ -79,15 +74,17 @@ def build_request(clusters: int) -> fnv1.RunFunctionRequest:
     return req
 
 
-def main(sizes: tuple[int, ...] = SIZES) -> int:
-    rows = run_benchmark(
+SCENARIOS = [
+    Scenario(
         "compose-model-replica: one Ready 2-node gang; its ModelCache reports N clusters",
         build_request,
-        RUNNER,
-        sizes,
     )
-    return exit_status(rows)
+]
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_script(__doc__, __file__, RUNNER, SCENARIOS, SIZES, argv=argv)
 
 
 if __name__ == "__main__":
-    sys.exit(main(benchmark_sizes(__doc__, SIZES)))
+    sys.exit(main())

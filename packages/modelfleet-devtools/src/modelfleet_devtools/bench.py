@@ -3,20 +3,37 @@
 The floor is what any function pays for a request of that size: decoding the request bytes
 and encoding a response as large as the one the function returned. A function's own work
 is the gap between its latency and that floor, so the table reports the ratio.
+
+`run_script` is every function benchmark script's command line; its --write-docs puts each
+table, as printed, into its section of docs/benchmarks.md (`docs_sections`).
 """
 
 import argparse
 import gc
+import os
+import platform
 import statistics
 import time
 import tracemalloc
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
 from typing import Any, Protocol
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from google.protobuf.internal import api_implementation
 
+from modelfleet_devtools.docs_sections import (
+    BENCHMARKS_DOC,
+    SectionError,
+    check_sections,
+    script_command,
+    section_name,
+    write_sections,
+)
 from modelfleet_devtools.world import observed_object
 
 MIB = 1024 * 1024
@@ -102,11 +119,9 @@ def measure(
     )
 
 
-def format_table(title: str, rows: Sequence[Row], axis: str = "clusters") -> str:
-    """A Markdown table, ready to paste into docs; `axis` names what the size counts."""
+def format_table(rows: Sequence[Row], axis: str = "clusters") -> str:
+    """A Markdown table of the rows; `axis` names what the size counts."""
     lines = [
-        f"### {title}",
-        "",
         f"| {axis} | request | response | latency | floor | ratio | peak mem | floor peak mem |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
@@ -119,19 +134,6 @@ def format_table(title: str, rows: Sequence[Row], axis: str = "clusters") -> str
             f"| {r.peak_mib:.1f} MiB | {r.floor_peak_mib:.1f} MiB |"
         )
     return "\n".join(lines)
-
-
-def run_benchmark(
-    title: str,
-    build_request: Callable[[int], fnv1.RunFunctionRequest],
-    runner: Runner,
-    sizes: Sequence[int] = (1, 10, 100, 1000),
-    axis: str = "clusters",
-) -> list[Row]:
-    """Measure every size, print the table, and return the rows."""
-    rows = [measure(size, build_request, runner) for size in sizes]
-    print(format_table(title, rows, axis), flush=True)
-    return rows
 
 
 def require_ready(runner: Runner, req: fnv1.RunFunctionRequest, what: str) -> None:
@@ -202,9 +204,35 @@ def observed_ready(
     return observed
 
 
-def benchmark_sizes(doc: str | None, default: Sequence[int]) -> tuple[int, ...]:
-    """The sizes a benchmark script was asked for on its command line (`--help` prints the
-    script's docstring); all of `default` when none are given."""
+def exit_status(rows: Sequence[Row]) -> int:
+    """A benchmark script's exit status: 0 when every response fits under the 4 MiB
+    Crossplane's gRPC client accepts, 1 otherwise."""
+    return 0 if all(r.response_bytes < GRPC_DEFAULT_LIMIT for r in rows) else 1
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One table of a benchmark script: its heading, the request it measures at each size and,
+    when the script has several tables, the table's name in its docs section's name."""
+
+    title: str
+    build_request: Callable[[int], fnv1.RunFunctionRequest]
+    table: str | None = None
+
+
+def scenario_sections(script: Path | str, scenarios: Sequence[Scenario]) -> dict[str, Scenario]:
+    """Each scenario of `script` by the name of the docs section its table goes to."""
+    sections = {section_name(script, s.table): s for s in scenarios}
+    if len(sections) != len(scenarios):
+        raise ValueError(f"{script}: two scenarios would write the same docs section")
+    return sections
+
+
+def _arguments(
+    doc: str | None, default: Sequence[int], argv: Sequence[str] | None
+) -> argparse.Namespace:
+    """The sizes a script was asked for and whether to write the docs, which must show the
+    full table (so no sizes with --write-docs)."""
     parser = argparse.ArgumentParser(
         description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -214,10 +242,69 @@ def benchmark_sizes(doc: str | None, default: Sequence[int]) -> tuple[int, ...]:
         type=int,
         help=f"sizes to measure (default: {' '.join(map(str, default))})",
     )
-    return tuple(parser.parse_args().sizes) or tuple(default)
+    parser.add_argument(
+        "--write-docs",
+        action="store_true",
+        help="measure every default size and write each table as printed into its section "
+        f"of docs/{BENCHMARKS_DOC.name}",
+    )
+    args = parser.parse_args(argv)
+    if args.write_docs and args.sizes:
+        parser.error("--write-docs measures every default size: give no sizes with it")
+    return args
 
 
-def exit_status(rows: Sequence[Row]) -> int:
-    """A benchmark script's exit status: 0 when every response fits under the 4 MiB
-    Crossplane's gRPC client accepts, 1 otherwise."""
-    return 0 if all(r.response_bytes < GRPC_DEFAULT_LIMIT for r in rows) else 1
+def provenance(command: str, load_before: float, load_after: float) -> str:
+    """The line under a table's heading saying what printed it, when and on what machine."""
+    return (
+        f"Measured by `{command}` on {datetime.now(UTC):%Y-%m-%d}: {os.cpu_count()} CPUs, "
+        f"Python {platform.python_version()}, protobuf {metadata.version('protobuf')} "
+        f"({api_implementation.Type()}); 1-minute load average {load_before:.2f} before this "
+        f"table, {load_after:.2f} after."
+    )
+
+
+def run_script(
+    doc: str | None,
+    script: Path | str,
+    runner: Runner,
+    scenarios: Sequence[Scenario],
+    default_sizes: Sequence[int],
+    *,
+    axis: str = "clusters",
+    argv: Sequence[str] | None = None,
+    docs: Path = BENCHMARKS_DOC,
+) -> int:
+    """A benchmark script's command line: prints each scenario's heading, `provenance` line
+    and table at the sizes asked (all of `default_sizes` when none are). With --write-docs,
+    each table as printed also replaces its section of `docs` (`scenario_sections`), whose
+    markers are checked before anything is measured. Returns the exit status
+    (`exit_status`)."""
+    args = _arguments(doc, default_sizes, argv)
+    sizes = tuple(args.sizes) or tuple(default_sizes)
+    sections = scenario_sections(script, scenarios)
+    if args.write_docs:
+        try:
+            check_sections(docs, sections)
+        except SectionError as err:
+            raise SystemExit(f"--write-docs: {err}") from err
+    # The command that prints the table: --write-docs only adds where the output goes.
+    command = " ".join([script_command(script), *map(str, args.sizes)])
+    printed: dict[str, str] = {}
+    rows: list[Row] = []
+    for name, scenario in sections.items():
+        load_before = os.getloadavg()[0]
+        measured = [measure(size, scenario.build_request, runner) for size in sizes]
+        load_after = os.getloadavg()[0]
+        printed[name] = "\n\n".join(
+            [
+                f"### {scenario.title}",
+                provenance(command, load_before, load_after),
+                format_table(measured, axis),
+            ]
+        )
+        print(printed[name], end="\n\n", flush=True)
+        rows += measured
+    if args.write_docs:
+        write_sections(docs, printed)
+    return exit_status(rows)
