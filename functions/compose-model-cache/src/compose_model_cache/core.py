@@ -20,6 +20,13 @@ from modelfleet_contracts.observed import ObservedObject
 from modelfleet_contracts.outcome import Outcome
 from modelfleet_contracts.spec import InvalidSpec, parse_spec
 
+from compose_model_cache.claim_size import (
+    CLAIMS_SIZED,
+    KeptSize,
+    claims_sized_condition,
+    kept_size,
+    with_request,
+)
 from compose_model_cache.credentials import CREDENTIALS_REDACTED, credentials_condition
 from compose_model_cache.existing import Existing, existing_object, keeping_fixed_fields
 from compose_model_cache.fingerprint import source_fingerprint
@@ -151,6 +158,7 @@ def compose_cache(
     outcome = Outcome()
     rows: list[dict[str, Any]] = []
     phases: list[ClusterPhase] = []
+    sizes: list[KeptSize] = []  # claims that keep a request other than sizeGiB
     slots = HydrationSlots(MAX_HYDRATIONS - sum(1 for v in matched if _running(v, observed)))
     for view in matched:
         before = previous.get(view.name)
@@ -161,6 +169,12 @@ def compose_cache(
             report = None  # the Job of a previous source, still being replaced
         phase = _compose_cluster(cache, view, before, observed, outcome, pin, slots, existing)
         phase, row_figures = _figures(phase, report, before, pin)
+        claim_key = resource_keys(view.name)[0]
+        size = kept_size(existing.get(claim_key), cache, view.name)
+        if size:
+            sizes.append(size)
+            if claim_key in outcome.desired:  # not when kept as observed (blocked)
+                outcome.desired[claim_key] = with_request(outcome.desired[claim_key], size.request)
         phases.append(phase)
         row = {
             "name": view.name,
@@ -170,8 +184,9 @@ def compose_cache(
             "fingerprint": cache.fingerprint,
             **row_figures,
         }
-        if phase.message:
-            row["message"] = phase.message
+        message = "; ".join(m for m in (phase.message, size and size.note(spec.sizeGiB or 0)) if m)
+        if message:
+            row["message"] = message
         rows.append(row)
 
     ready = sum(1 for p in phases if p.phase == READY)
@@ -192,6 +207,9 @@ def compose_cache(
     )
     if credentials:
         outcome.conditions.append(credentials)
+    sized = claims_sized_condition(sizes, spec.sizeGiB, previous_condition(xr, CLAIMS_SIZED))
+    if sized:
+        outcome.conditions.append(sized)
     outcome.ready = bool(matched) and ready == len(matched)
     return outcome
 

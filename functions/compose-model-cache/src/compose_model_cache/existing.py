@@ -17,7 +17,8 @@ name must match), each fixed field the function composes takes the value the API
 returned (or is left out, when the object has none); fixed fields it does not compose stay
 out of the manifest, which then leaves them alone. Everything else is composed fresh:
 metadata (labels, the pinned-revision annotation the hydrator reads) and the mutable spec (a
-Job's backoffLimit, activeDeadlineSeconds, podReplacementPolicy; a claim's requested size).
+Job's backoffLimit, activeDeadlineSeconds, podReplacementPolicy; a claim's requested size,
+which may only grow: claim_size.py keeps a larger one).
 A Job of another name (a new source: its name carries the fingerprint), or an object not
 reported yet, is composed as it is now, so an Object left Synced=False by such a refusal
 recovers at its next reconcile.
@@ -39,7 +40,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from modelfleet_contracts.fields import mapping_at
+from modelfleet_contracts.fields import mapping_at, mapping_path
 from modelfleet_contracts.immutable import (
     CLAIM_SPEC_IMMUTABLE,
     JOB_GENERATED_TEMPLATE_LABELS,
@@ -57,6 +58,9 @@ class Existing:
     kind: str
     name: str
     fixed: dict[str, Any]  # its FIXED_SPEC_FIELDS, without what the server generated
+    # A claim's `spec.resources.requests.storage` as the server holds it (None: not
+    # reported). Not fixed, but it may only grow: claim_size.py.
+    request: Any = None
 
 
 def _template_as_composable(template: Mapping[str, Any]) -> dict[str, Any]:
@@ -94,7 +98,9 @@ def existing_object(echoed: Mapping[str, Any]) -> Existing | None:
     fixed = {f: copy.deepcopy(spec[f]) for f in FIXED_SPEC_FIELDS[kind] if f in spec}
     if kind == "Job":
         fixed["template"] = _template_as_composable(spec["template"])
-    return Existing(kind, name, fixed)
+        return Existing(kind, name, fixed)
+    request = copy.deepcopy(mapping_path(spec, "resources", "requests").get("storage"))
+    return Existing(kind, name, fixed, request)
 
 
 def _manifest_spec(node: Any) -> Any:

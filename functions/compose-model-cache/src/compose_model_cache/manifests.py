@@ -71,6 +71,11 @@ class CacheRef:
         return self.existing_claim or cache_claim_name(self.namespace, self.name)
 
     @cached_property
+    def claim_request(self) -> str:
+        """The storage a claim we manage requests (set then: spec_problem, core.py)."""
+        return f"{self.spec.sizeGiB}Gi"
+
+    @cached_property
     def cache_subdir(self) -> str:
         """Where this cache's copies live inside the claim: a claim we manage is the
         cache's own; a shared, user-provided claim gets one directory per cache."""
@@ -168,8 +173,8 @@ def claim_object(cache: CacheRef, cluster: ClusterView) -> dict[str, Any]:
         "spec": {
             "accessModes": ["ReadWriteMany"],
             "storageClassName": cache.storage.storageClassName or cluster.storage_class_name,
-            # Set whenever the claim is ours (spec_problem, core.py).
-            "resources": {"requests": {"storage": f"{cache.spec.sizeGiB}Gi"}},
+            # Never lowered on a claim that exists (claim_size.py).
+            "resources": {"requests": {"storage": cache.claim_request}},
         },
     }
     return kubernetes_object(
