@@ -114,6 +114,22 @@ def with_completions(manifest: dict[str, Any]) -> dict[str, Any]:
             id="claim: smaller",
         ),
         pytest.param(claim(), claim(size="20Gi"), None, id="claim: larger"),
+        pytest.param(
+            claim(),
+            claim(size="10G"),
+            'PersistentVolumeClaim "weights" is invalid: spec.resources.requests.storage: '
+            "Forbidden: field can not be less than previous value",
+            id="claim: smaller in decimal units (10G < 10Gi)",
+        ),
+        pytest.param(
+            claim(size="1Ti"),
+            claim(size="1000Gi"),
+            'PersistentVolumeClaim "weights" is invalid: spec.resources.requests.storage: '
+            "Forbidden: field can not be less than previous value",
+            id="claim: smaller in another binary unit",
+        ),
+        pytest.param(claim(size="1T"), claim(size="1000Gi"), None, id="claim: 1000Gi > 1T"),
+        pytest.param(claim(), claim(size="10737418240"), None, id="claim: the same, in bytes"),
     ],
 )
 def test_an_update_of_a_field_fixed_at_creation_is_refused(first, then, refused):

@@ -10,7 +10,6 @@ pinned commit fetches that one, like the hydrator.
 """
 
 import hashlib
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,10 +18,10 @@ from modelfleet_contracts.api import MODEL_CACHE
 from modelfleet_contracts.conditions import Status
 from modelfleet_contracts.fields import int_at, list_at, mapping_at, mapping_path
 from modelfleet_contracts.labels import NAMESPACE_LABEL, kind_label
+from modelfleet_contracts.quantity import parse_quantity
 
 GIB = 1024**3
 SHARD = 5 * GIB
-UNITS = {"Mi": 1024**2, "Gi": GIB, "Ti": 1024**4}
 
 
 @dataclass
@@ -82,9 +81,9 @@ def claim_bytes(claim: dict[str, Any] | None) -> int:
         mapping_path(claim, "status", "capacity").get("storage"),
         mapping_path(claim, "spec", "resources", "requests").get("storage"),
     ):
-        found = re.fullmatch(r"(\d+)(Mi|Gi|Ti)", str(size or ""))
-        if found:
-            return int(found[1]) * UNITS[found[2]]
+        found = parse_quantity(size)
+        if found is not None and found >= 1:
+            return int(found)
     return 0
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from modelfleet_contracts.fields import mapping_at, mapping_path
 from modelfleet_contracts.immutable import JOB_SELECTOR, JOB_SPEC_IMMUTABLE
+from modelfleet_contracts.quantity import parse_quantity
 
 # What the API server calls each kind in its messages (`<Kind>.<group> "<name>" is invalid`).
 _QUALIFIED = {
@@ -18,16 +19,6 @@ _QUALIFIED = {
     "PersistentVolumeClaim": "PersistentVolumeClaim",
 }
 _CLAIM_MUTABLE = ("resources", "volumeAttributesClassName")
-_UNITS = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
-
-
-def _bytes(quantity: Any) -> int | None:
-    """A binary-suffixed quantity (`10Gi`) in bytes; None for any other spelling."""
-    text = str(quantity)
-    unit = text[-2:]
-    if unit in _UNITS and text[:-2].isdigit():
-        return int(text[:-2]) * _UNITS[unit]
-    return int(text) if text.isdigit() else None
 
 
 def _job_errors(current: dict[str, Any], new: dict[str, Any]) -> list[str]:
@@ -53,8 +44,9 @@ def _claim_errors(current: dict[str, Any], new: dict[str, Any]) -> list[str]:
             "spec: Forbidden: spec is immutable after creation except resources.requests "
             "and volumeAttributesClassName for bound claims"
         ]
-    before = _bytes(mapping_path(old_spec, "resources", "requests").get("storage"))
-    after = _bytes(mapping_path(new_spec, "resources", "requests").get("storage"))
+    # Compared by value, whatever the spelling (`1Ti` > `1000Gi` > `1T`), as the server does.
+    before = parse_quantity(mapping_path(old_spec, "resources", "requests").get("storage"))
+    after = parse_quantity(mapping_path(new_spec, "resources", "requests").get("storage"))
     if before is not None and after is not None and after < before:
         return [
             "spec.resources.requests.storage: Forbidden: field can not be less than previous value"
