@@ -168,7 +168,7 @@ def test_the_message_names_the_clusters_the_sizes_and_what_to_do():
     assert (requested(rsp, CLAIM_US), requested(rsp, CLAIM_EU)) == ("300Gi", "150Gi")
     reason, message = sized(rsp)
     assert reason == SHRINK_REFUSED
-    assert "sizeGiB 120 is less than the claim already requests on 2 cluster(s)" in message
+    assert "sizeGiB 120 is less than what the existing claim requests on 2 cluster(s)" in message
     assert "gke-eu (150Gi), gke-us (300Gi)" in message
     assert "Set sizeGiB to 300 or more" in message
     assert "delete this cache's Objects for a cluster to recreate its claim at 120Gi" in message

@@ -106,7 +106,7 @@ def claims_sized_condition(
         return Status.false(CLAIMS_SIZED, SIZE_UNREADABLE, f"{unread} (see {GUIDE})")
     at_least = max(k.gib or 0 for k in shrunk)
     message = (
-        f"sizeGiB {size_gib} is less than the claim already requests on {len(shrunk)} "
+        f"sizeGiB {size_gib} is less than what the existing claim requests on {len(shrunk)} "
         f"cluster(s): {', '.join(f'{k.cluster} ({k.request})' for k in shrunk)}. Kubernetes "
         f"cannot shrink a claim, so each keeps its size. Set sizeGiB to {at_least} or more, "
         f"or delete this cache's Objects for a cluster to recreate its claim at "

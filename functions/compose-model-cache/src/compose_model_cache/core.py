@@ -2,7 +2,8 @@
 
 Input: the XR, the InferenceClusters Crossplane resolved, as `ClusterView`s (None while
 unresolved), the facts observed of the composed resources (`ObservedObject`), and the claims
-and Jobs that exist as provider-kubernetes echoes them (what they keep: existing.py). Output:
+and Jobs that exist as provider-kubernetes echoes them (what they keep: existing.py, and a
+claim's larger size: claim_size.py). Output:
 desired resources, the observed ones to keep unchanged, the status, conditions, readiness.
 Clusters that still match keep everything composed for them whatever their status does
 for a moment; only a cluster that no longer matches (or no longer exists) loses its objects.
