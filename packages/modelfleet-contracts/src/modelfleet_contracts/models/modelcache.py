@@ -294,7 +294,7 @@ class ModelCacheSpec(BaseModel):
     """
     sizeGiB: Annotated[int | None, Field(ge=1, le=1048576)] = None
     """
-    Capacity of the cache claim on each cluster, in GiB; required unless storage.existingClaimName.
+    Capacity of the cache claim on each cluster, in GiB; required unless storage.existingClaimName. Raising it grows existing claims (where the storage class allows expansion); lowering it never shrinks one, as Kubernetes cannot (status.conditions ClaimsSized says so).
     """
     clusterSelector: ClusterSelector | None = None
     """
