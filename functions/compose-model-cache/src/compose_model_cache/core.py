@@ -165,12 +165,12 @@ def compose_cache(
         before = previous.get(view.name)
         if before and before.get("fingerprint") != fingerprint:
             before = {"phase": before.get("phase")}  # another source's figures: not ours
-        report = reports.get(resource_keys(view.name)[2])
+        claim_key, _, job_key = resource_keys(view.name)
+        report = reports.get(job_key)
         if report and report.job != job_name:
             report = None  # the Job of a previous source, still being replaced
         phase = _compose_cluster(cache, view, before, observed, outcome, pin, slots, existing)
         phase, row_figures = _figures(phase, report, before, pin)
-        claim_key = resource_keys(view.name)[0]
         size = kept_size(existing.get(claim_key), cache, view.name)
         if size:
             sizes.append(size)
@@ -185,7 +185,8 @@ def compose_cache(
             "fingerprint": cache.fingerprint,
             **row_figures,
         }
-        message = "; ".join(m for m in (phase.message, size and size.note(spec.sizeGiB or 0)) if m)
+        note = size.note(spec.sizeGiB or 0) if size else ""
+        message = "; ".join(m for m in (phase.message, note) if m)
         if message:
             row["message"] = message
         rows.append(row)
