@@ -3,10 +3,13 @@
 import copy
 from typing import Any
 
+from compose_model_cache.fingerprint import source_fingerprint
 from compose_model_cache.fn import CLUSTERS, run_function
+from compose_model_cache.keys import resource_keys
 from compose_model_cache.main import NAME
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.edge.runner import SafeRunner
+from modelfleet_contracts.models.modelcache import ModelCacheSpec
 from modelfleet_devtools.requests import (
     condition_status,
     conditions,
@@ -33,6 +36,13 @@ def model_cache(name: str = "qwen", namespace: str = "ml-team", **spec: Any) -> 
         "metadata": {"name": name, "namespace": namespace},
         "spec": body,
     }
+
+
+def keys(cluster: str, xr: dict[str, Any] | None = None) -> tuple[str, str, str]:
+    """The keys of the claim, the Secret and the hydration Job on `cluster` of `xr` (by
+    default `model_cache()`): the Job's carries the source's fingerprint."""
+    spec = ModelCacheSpec.model_validate((xr or model_cache())["spec"])
+    return resource_keys(cluster, source_fingerprint(spec))
 
 
 def with_status(xr: dict[str, Any], rsp: fnv1.RunFunctionResponse) -> dict[str, Any]:
@@ -101,6 +111,11 @@ def complete(obj):
     )
 
 
+def manifest_kind(obj: dict[str, Any]) -> str:
+    """The kind of the remote object a composed Object carries."""
+    return str(obj["spec"]["forProvider"]["manifest"]["kind"])
+
+
 def kinds(rsp):
     return sorted(
         (name, r["spec"]["forProvider"]["manifest"]["kind"])
@@ -117,7 +132,9 @@ __all__ = [
     "complete",
     "desired_resources",
     "job_status",
+    "keys",
     "kinds",
+    "manifest_kind",
     "model_cache",
     "reason",
     "reconcile",

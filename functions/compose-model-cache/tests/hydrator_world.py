@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cache_world import desired_resources, model_cache, reconcile, rows
-from compose_model_cache.core import resource_keys
+from cache_world import desired_resources, keys, model_cache, reconcile, rows
 from compose_model_cache.hydrator import PYTHON_IN_IMAGE, SCRIPT_PATH_IN_IMAGE
 from fake_hub import FakeHub, Repo
 from modelfleet_contracts.mounts import MODEL_MOUNT_PATH
@@ -77,7 +76,7 @@ def composed_job(**hf: Any) -> tuple[list[str], dict[str, str], str]:
     its literal env and the fingerprint it reports."""
     xr = model_cache(huggingFace={"repo": REPO_ID, **hf})
     rsp = reconcile(xr, [CLUSTER])
-    job = desired_resources(rsp)[resource_keys("gke-us")[2]]
+    job = desired_resources(rsp)[keys("gke-us", xr)[2]]
     container = job["spec"]["forProvider"]["manifest"]["spec"]["template"]["spec"]["containers"][0]
     env = {e["name"]: e["value"] for e in container["env"] if "value" in e}
     return list(container["command"]), env, rows(rsp)["gke-us"]["fingerprint"]

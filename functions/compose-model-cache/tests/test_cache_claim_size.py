@@ -11,7 +11,7 @@ it is and said so. Every row goes through fn.run_function, as a gRPC call does.
 import copy
 
 import pytest
-from cache_world import US, complete, model_cache, reconcile, rows, with_status
+from cache_world import US, complete, keys, model_cache, reconcile, rows, with_status
 from compose_model_cache.claim_size import (
     AS_REQUESTED,
     CLAIMS_SIZED,
@@ -19,7 +19,6 @@ from compose_model_cache.claim_size import (
     SHRINK_REFUSED,
     SIZE_UNREADABLE,
 )
-from compose_model_cache.core import resource_keys
 from modelfleet_cli.simulate.provider import Providers
 from modelfleet_cli.simulate.workload import Pool, WorkloadCluster
 from modelfleet_devtools.requests import (
@@ -30,8 +29,8 @@ from modelfleet_devtools.requests import (
 )
 from modelfleet_devtools.world import inference_cluster, observed_object
 
-CLAIM_US, _, JOB_US = resource_keys("gke-us")
-CLAIM_EU, _, JOB_EU = resource_keys("gke-eu")
+CLAIM_US = keys("gke-us")[0]
+CLAIM_EU = keys("gke-eu")[0]
 EU = inference_cluster("gke-eu")
 
 
@@ -70,13 +69,13 @@ def staged_world(request, *, clusters=(US,), **spec):
     composed = desired_resources(reconcile(xr, list(clusters)))
     observed = {}
     for view in clusters:
-        claim_key, _, job_key = resource_keys(view["metadata"]["name"])
+        claim_key, _, job_key = keys(view["metadata"]["name"], xr)
         observed[claim_key] = served_claim(composed[claim_key], "10Gi")
         observed[job_key] = complete(composed[job_key])
     xr = with_status(xr, reconcile(xr, list(clusters), observed))
     for view in clusters:
         name = view["metadata"]["name"]
-        claim_key, _, job_key = resource_keys(name)
+        claim_key, _, job_key = keys(name, xr)
         del observed[job_key]
         now = request[name] if isinstance(request, dict) else request
         observed[claim_key] = served_claim(composed[claim_key], now)

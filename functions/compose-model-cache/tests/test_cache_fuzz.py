@@ -2,8 +2,7 @@
 
 import copy
 
-from cache_world import desired_resources, model_cache, reconcile, rows
-from compose_model_cache.core import resource_keys
+from cache_world import desired_resources, keys, model_cache, reconcile, rows
 from hypothesis import given
 from hypothesis import strategies as st
 from modelfleet_devtools.fuzz import crashed, mutate, says_something
@@ -14,8 +13,8 @@ CLUSTERS = [inference_cluster("gke-us"), inference_cluster("gke-eu")]
 XR = model_cache(huggingFace={"repo": "Qwen/Qwen3-0.6B", "tokenSecretRef": {"name": "hf"}})
 COMPOSED = desired_resources(reconcile(XR, CLUSTERS))
 OBSERVED = {k: observed_object(v, remote_status={"phase": "Bound"}) for k, v in COMPOSED.items()}
-CLAIMS = [resource_keys(c["metadata"]["name"])[0] for c in CLUSTERS]
-JOBS = {resource_keys(c["metadata"]["name"])[2]: c["metadata"]["name"] for c in CLUSTERS}
+CLAIMS = [keys(c["metadata"]["name"])[0] for c in CLUSTERS]
+JOBS = {keys(c["metadata"]["name"])[2]: c["metadata"]["name"] for c in CLUSTERS}
 
 
 def assert_sound_status(rsp):
@@ -41,7 +40,7 @@ def test_random_specs_never_crash_and_never_go_silent(data):
         return
     assert_sound_status(rsp)
     for cluster in rows(rsp):  # still matched under the new spec: its claim stays
-        claim = resource_keys(cluster)[0]
+        claim = keys(cluster)[0]
         assert claim in desired, f"{claim} dropped while {cluster} still matches"
 
 

@@ -9,8 +9,7 @@ hydration Job are never dropped. A Job may go only once its cluster's weights ar
 import copy
 import functools
 
-from cache_world import desired_resources, model_cache, reconcile, rows, with_status
-from compose_model_cache.core import resource_keys
+from cache_world import desired_resources, keys, model_cache, reconcile, rows, with_status
 from hypothesis import given
 from hypothesis import strategies as st
 from modelfleet_devtools.fuzz import (
@@ -99,7 +98,7 @@ def test_a_flapping_world_never_costs_a_still_matching_cluster_its_weights(name,
         return
     phases = {r.get("name"): r.get("phase") for r in rows(rsp).values()}
     for cluster in present:
-        claim, creds, job_key = resource_keys(cluster["metadata"]["name"])
+        claim, creds, job_key = keys(cluster["metadata"]["name"], xr)
         assert dropped(observed, desired, [claim, creds]) == []
         if phases.get(cluster["metadata"]["name"]) != "Ready":
             assert dropped(observed, desired, [job_key]) == [], "Job dropped before Ready"

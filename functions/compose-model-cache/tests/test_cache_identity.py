@@ -4,10 +4,9 @@ weights in a new directory, orphan the old one and download them again on every 
 the values are pinned literally, as the release that introduced them composed them."""
 
 import pytest
-from cache_world import US, desired_resources, model_cache, reconcile, rows
-from compose_model_cache.core import resource_keys
+from cache_world import US, desired_resources, keys, model_cache, reconcile, rows
 
-CLAIM, SECRET, JOB = resource_keys(US["metadata"]["name"])
+CLAIM, SECRET, _ = keys(US["metadata"]["name"])
 GATED_LLAMA = {
     "repo": "meta-llama/Llama-3.1-8B-Instruct",
     "revision": "main",
@@ -96,7 +95,10 @@ def test_fingerprint_and_composed_names_are_stable(case):
     row = rows(rsp)[US["metadata"]["name"]]
     assert (row["fingerprint"], row["claimName"], row["path"]) == (fingerprint, claim, path)
     composed = desired_resources(rsp)
-    job_manifest = _manifest(composed[JOB])
+    # The Job's composition-resource-name carries the fingerprint as its name does, so a new
+    # source is a new Object (core.resource_keys); the claim's and Secret's do not.
+    assert (CLAIM, SECRET) == ("gke-us-claim", "gke-us-creds")
+    job_manifest = _manifest(composed[f"gke-us-hydrate-{fingerprint}"])
     assert job_manifest["metadata"]["name"] == job
     secret_manifest = _manifest(composed[SECRET]) if SECRET in composed else None
     assert (secret_manifest["metadata"]["name"] if secret_manifest else None) == secret

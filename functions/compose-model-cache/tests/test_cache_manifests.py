@@ -9,12 +9,12 @@ from cache_world import (
     bound,
     desired_resources,
     job_status,
+    keys,
     model_cache,
     reason,
     reconcile,
     rows,
 )
-from compose_model_cache.core import resource_keys
 from modelfleet_devtools.validation import assert_valid, require_shared_schemas
 from modelfleet_devtools.world import observed_object
 
@@ -62,7 +62,7 @@ def container_of(job):
     ids=["managed claim", "bring-your-own claim"],
 )
 def test_claim_and_job_are_objects_whose_readiness_is_the_remote_status(storage, claim_policies):
-    claim, _, job = resource_keys("gke-us")
+    claim, _, job = keys("gke-us")
     composed = desired_resources(reconcile(model_cache(storage=storage), [US]))
     for key, query in ((claim, "'Bound'"), (job, "'Complete'")):
         obj = composed[key]
@@ -78,7 +78,7 @@ def test_claim_and_job_are_objects_whose_readiness_is_the_remote_status(storage,
 
 
 def test_an_unbound_claim_keeps_the_cluster_pending_and_says_so():
-    claim, _, job = resource_keys("gke-us")
+    claim, _, job = keys("gke-us")
     composed = desired_resources(reconcile(model_cache(), [US]))
     waiting = observed_object(composed[claim], remote_status={"phase": "Pending"}, ready=False)
     rsp = reconcile(model_cache(), [US], {claim: waiting})
@@ -96,7 +96,7 @@ def test_hydration_settings_reach_the_job():
         "backoffLimit": 6,
         "activeDeadlineSeconds": 3600,
     }
-    claim, _, job = resource_keys("gke-us")
+    claim, _, job = keys("gke-us")
     xr = model_cache(hydration=hydration)
     composed = desired_resources(reconcile(xr, [US]))
     spec = manifest_of(composed[job])["spec"]
@@ -109,7 +109,6 @@ def test_hydration_settings_reach_the_job():
 
 
 def test_the_default_job_runs_the_pinned_image_with_argv_only():
-    _, _, job = resource_keys("gke-us")
     xr = model_cache(
         huggingFace={
             "repo": "Qwen/Qwen3-0.6B",
@@ -118,6 +117,7 @@ def test_the_default_job_runs_the_pinned_image_with_argv_only():
             "exclude": ["original/*"],
         }
     )
+    _, _, job = keys("gke-us", xr)
     composed = desired_resources(reconcile(xr, [US]))
     container = container_of(composed[job])
     fingerprint = rows(reconcile(xr, [US]))["gke-us"]["fingerprint"]
@@ -151,7 +151,7 @@ def test_an_s3_source_gets_its_credentials_only_through_provider_kubernetes():
         },
     )
     del xr["spec"]["huggingFace"]
-    _, creds, job = resource_keys("gke-us")
+    _, creds, job = keys("gke-us", xr)
     composed = desired_resources(reconcile(xr, [US]))
     secret = composed[creds]
     assert [r["patchesFrom"] for r in secret["spec"]["references"]] == [
@@ -208,7 +208,7 @@ def test_every_composed_object_carries_the_owner_labels():
 
 
 def test_reclaim_policy_decides_whether_deleting_the_cache_deletes_the_claim():
-    claim, _, _ = resource_keys("gke-us")
+    claim, _, _ = keys("gke-us")
     policies = {
         policy: desired_resources(reconcile(model_cache(storage={"reclaimPolicy": policy}), [US]))[
             claim
@@ -220,7 +220,7 @@ def test_reclaim_policy_decides_whether_deleting_the_cache_deletes_the_claim():
 
 
 def test_a_byo_claim_is_never_sized_even_when_size_is_given():
-    claim, _, _ = resource_keys("gke-us")
+    claim, _, _ = keys("gke-us")
     xr = model_cache(sizeGiB=500, storage={"existingClaimName": "shared-models"})
     obj = desired_resources(reconcile(xr, [US]))[claim]
     assert "spec" not in manifest_of(obj)

@@ -9,13 +9,15 @@ from cache_world import (
     complete,
     desired_resources,
     job_status,
+    keys,
+    manifest_kind,
     model_cache,
     reason,
     reconcile,
     rows,
     with_status,
 )
-from compose_model_cache.core import MAX_HYDRATIONS, access_keys, resource_keys
+from compose_model_cache.core import MAX_HYDRATIONS
 from compose_model_cache.hydrator.job_report import (
     BYTES_DONE,
     BYTES_TOTAL,
@@ -24,14 +26,15 @@ from compose_model_cache.hydrator.job_report import (
     PINNED_REVISION,
     REVISION,
 )
+from compose_model_cache.keys import access_keys
 from modelfleet_devtools.requests import desired_status
 from modelfleet_devtools.world import inference_cluster
 
 GIB = 1024**3
 COMMIT_A = "a" * 40
 COMMIT_B = "b" * 40
-CLAIM_US, _, JOB_US = resource_keys("gke-us")
-CLAIM_EU, _, JOB_EU = resource_keys("gke-eu")
+CLAIM_US, _, JOB_US = keys("gke-us")
+CLAIM_EU, _, JOB_EU = keys("gke-eu")
 
 
 def manifest_of(obj):
@@ -63,7 +66,7 @@ def hydrating(xr, clusters=(US,), **per_cluster):
     observed = {}
     for view in clusters:
         name = view["metadata"]["name"]
-        claim, _, job = resource_keys(name)
+        claim, _, job = keys(name, xr)
         observed[claim] = bound(composed[claim])
         observed[job] = reporting(job_status(composed[job], active=1), **per_cluster.get(name, {}))
     xr = with_status(xr, rsp)
@@ -249,7 +252,7 @@ def test_at_most_so_many_clusters_hydrate_at_once_and_a_running_job_keeps_its_sl
     fleet = [inference_cluster(f"c{i:03d}") for i in range(MAX_HYDRATIONS + 10)]
     rsp = reconcile(model_cache(), fleet, validate=False)
     composed = desired_resources(rsp)
-    jobs = sorted(k for k in composed if k.endswith("-hydrate"))
+    jobs = sorted(k for k in composed if manifest_kind(composed[k]) == "Job")
     assert len(jobs) == MAX_HYDRATIONS and len([k for k in composed if k.endswith("-claim")]) == (
         MAX_HYDRATIONS + 10
     )
@@ -264,10 +267,10 @@ def test_at_most_so_many_clusters_hydrate_at_once_and_a_running_job_keeps_its_sl
     # c259's Job was already running (say, composed before a cluster was added): it keeps
     # its Job, and the wave is one smaller for the others.
     last = f"c{MAX_HYDRATIONS + 9:03d}"
-    job = resource_keys(last)[2]
+    job = keys(last)[2]
     observed = {job: job_status(composed[jobs[0]], active=1)}
     rsp = reconcile(model_cache(), fleet, observed, validate=False)
     composed = desired_resources(rsp)
     assert job in composed
-    assert len([k for k in composed if k.endswith("-hydrate")]) == MAX_HYDRATIONS
-    assert f"c{MAX_HYDRATIONS - 1:03d}-hydrate" not in composed
+    assert len([k for k in composed if manifest_kind(composed[k]) == "Job"]) == MAX_HYDRATIONS
+    assert keys(f"c{MAX_HYDRATIONS - 1:03d}")[2] not in composed

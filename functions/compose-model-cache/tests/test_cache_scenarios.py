@@ -13,6 +13,7 @@ from cache_world import (
     complete,
     desired_resources,
     job_status,
+    keys,
     kinds,
     model_cache,
     reason,
@@ -20,7 +21,6 @@ from cache_world import (
     rows,
     with_status,
 )
-from compose_model_cache.core import resource_keys
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_devtools.requests import (
     condition_status,
@@ -34,7 +34,7 @@ from modelfleet_devtools.world import inference_cluster, observed_object
 def staged_on_us() -> tuple[dict, dict]:
     """A cache Ready on gke-us as Crossplane stores it, and what it composed there."""
     xr = model_cache()
-    claim, _, job = resource_keys("gke-us")
+    claim, _, job = keys("gke-us")
     composed = desired_resources(reconcile(xr, [US]))
     observed = {claim: bound(composed[claim]), job: complete(composed[job])}
     rsp = reconcile(xr, [US], observed)
@@ -71,8 +71,8 @@ def test_unresolved_clusters_keep_everything_and_say_what_is_awaited(staged, art
 
 def test_two_clusters_walk_pending_hydrating_ready():
     xr = model_cache()
-    claim_us, _, job_us = resource_keys("gke-us")
-    claim_eu, _, job_eu = resource_keys("gke-eu")
+    claim_us, _, job_us = keys("gke-us")
+    claim_eu, _, job_eu = keys("gke-eu")
 
     # Round 1: nothing observed yet -> claim and Job (with the access it reports progress
     # with) composed per cluster, both Pending.
@@ -142,7 +142,7 @@ def test_two_clusters_walk_pending_hydrating_ready():
 
 def test_a_failed_hydration_names_the_jobs_reason_and_warns():
     xr = model_cache()
-    claim, _, job = resource_keys("gke-us")
+    claim, _, job = keys("gke-us")
     composed = desired_resources(reconcile(xr, [US]))
     failed = job_status(
         composed[job],
@@ -201,7 +201,7 @@ def test_selector_picks_clusters_and_the_requirement_uses_its_labels():
 
 
 def test_storage_class_comes_from_the_cache_or_the_cluster():
-    claim, _, _ = resource_keys("gke-us")
+    claim, _, _ = keys("gke-us")
     default = desired_resources(reconcile(model_cache(), [US]))[claim]
     override = desired_resources(
         reconcile(model_cache(storage={"storageClassName": "fast-rwx"}), [US])
@@ -214,7 +214,7 @@ def test_storage_class_comes_from_the_cache_or_the_cluster():
 
 
 def test_retain_keeps_the_claim_when_the_cache_is_deleted():
-    claim, _, _ = resource_keys("gke-us")
+    claim, _, _ = keys("gke-us")
     obj = desired_resources(reconcile(model_cache(storage={"reclaimPolicy": "Retain"}), [US]))[
         claim
     ]
@@ -228,7 +228,7 @@ def test_token_reaches_the_cluster_only_through_provider_kubernetes():
             "tokenSecretRef": {"name": "hf-token", "key": "HF_TOKEN"},
         }
     )
-    _, creds, job = resource_keys("gke-us")
+    _, creds, job = keys("gke-us", xr)
     composed = desired_resources(reconcile(xr, [US]))
     secret = composed[creds]
     assert secret["spec"]["references"] == [
@@ -259,7 +259,7 @@ def test_missing_token_secret_is_reported_and_the_claim_stays():
             "tokenSecretRef": {"name": "hf-token"},
         }
     )
-    claim, creds, _ = resource_keys("gke-us")
+    claim, creds, _ = keys("gke-us")
     composed = desired_resources(reconcile(xr, [US]))
     missing = observed_object(
         composed[creds],
@@ -274,7 +274,7 @@ def test_missing_token_secret_is_reported_and_the_claim_stays():
 def test_bring_your_own_claim_is_observed_only_and_shared_per_cache():
     xr = model_cache(sizeGiB=None, storage={"existingClaimName": "shared-models"})
     del xr["spec"]["sizeGiB"]
-    claim, _, _ = resource_keys("gke-us")
+    claim, _, _ = keys("gke-us")
     composed = desired_resources(reconcile(xr, [US]))
     assert composed[claim]["spec"]["managementPolicies"] == ["Observe"]
     assert composed[claim]["spec"]["forProvider"]["manifest"]["metadata"]["name"] == "shared-models"
@@ -288,7 +288,7 @@ def test_bring_your_own_claim_is_observed_only_and_shared_per_cache():
 def test_missing_existing_claim_names_claim_namespace_and_cluster():
     xr = model_cache(storage={"existingClaimName": "shared-models"})
     del xr["spec"]["sizeGiB"]
-    claim, _, job = resource_keys("gke-us")
+    claim, _, job = keys("gke-us")
     composed = desired_resources(reconcile(xr, [US]))
     not_found = observed_object(
         composed[claim],
@@ -301,35 +301,10 @@ def test_missing_existing_claim_names_claim_namespace_and_cluster():
     assert job not in desired_resources(rsp), "no fallback to another volume"
 
 
-def test_changed_source_hydrates_a_new_directory_with_a_new_job():
-    claim, _, job = resource_keys("gke-us")
-    before = model_cache()
-    first = reconcile(before, [US])
-    composed = desired_resources(first)
-    observed = {claim: bound(composed[claim]), job: complete(composed[job])}
-    ready = with_status(before, reconcile(before, [US], observed))
-    after = ready | {
-        "spec": ready["spec"] | {"huggingFace": {"repo": "Qwen/Qwen3-0.6B", "revision": "v1.0"}}
-    }
-    rsp = reconcile(after, [US], {claim: bound(composed[claim])})
-    row = rows(rsp)["gke-us"]
-    assert row["phase"] != "Ready"
-    assert row["fingerprint"] != rows(first)["gke-us"]["fingerprint"]
-    new_job = desired_resources(rsp)[job]["spec"]["forProvider"]["manifest"]
-    assert (
-        new_job["metadata"]["name"]
-        != composed[job]["spec"]["forProvider"]["manifest"]["metadata"]["name"]
-    )
-    assert any(
-        a.endswith(row["fingerprint"])
-        for a in new_job["spec"]["template"]["spec"]["containers"][0]["command"]
-    )
-
-
 def ready_world():
     """A cache Ready on gke-us whose Job was already cleaned up."""
     xr = model_cache()
-    claim, _, job = resource_keys("gke-us")
+    claim, _, job = keys("gke-us")
     composed = desired_resources(reconcile(xr, [US]))
     observed = {claim: bound(composed[claim]), job: complete(composed[job])}
     xr = with_status(xr, reconcile(xr, [US], observed))
@@ -339,7 +314,7 @@ def ready_world():
 
 def test_ready_stays_latched_when_the_job_is_gone_and_the_cluster_flaps():
     xr, observed = ready_world()
-    claim, _, job = resource_keys("gke-us")
+    claim, _, job = keys("gke-us")
     flapping = inference_cluster("gke-us", labels={"modelfleet.io/region": "us"}, connected=False)
     rsp = reconcile(xr, [flapping], observed)
     row = rows(rsp)["gke-us"]
@@ -359,7 +334,7 @@ def test_a_cluster_that_no_longer_matches_loses_its_objects_and_only_then():
 
 def test_a_failure_warns_once_not_on_every_reconcile():
     xr = model_cache()
-    claim, _, job = resource_keys("gke-us")
+    claim, _, job = keys("gke-us")
     composed = desired_resources(reconcile(xr, [US]))
     failed = job_status(
         composed[job],

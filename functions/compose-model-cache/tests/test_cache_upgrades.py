@@ -16,12 +16,12 @@ from cache_world import (
     bound,
     complete,
     desired_resources,
+    keys,
     model_cache,
     reconcile,
     rows,
     with_status,
 )
-from compose_model_cache.core import resource_keys
 from modelfleet_cli.simulate.provider import Providers
 from modelfleet_cli.simulate.workload import Pool, WorkloadCluster
 from modelfleet_contracts.hydration import BYTES_DONE, BYTES_TOTAL, PINNED_REVISION, REVISION
@@ -32,8 +32,8 @@ from modelfleet_contracts.immutable import (
 )
 from modelfleet_devtools.world import inference_cluster, observed_object
 
-CLAIM_US, _, JOB_US = resource_keys("gke-us")
-CLAIM_EU, _, JOB_EU = resource_keys("gke-eu")
+CLAIM_US, _, JOB_US = keys("gke-us")
+CLAIM_EU, _, JOB_EU = keys("gke-eu")
 OLD_IMAGE = "ghcr.io/modelfleet/model-hydrator:0.0.9"
 UID = "5b0e8e0c-1c1f-4f43-9a43-2f3c1f0d9e21"
 COMMIT = "c" * 40
@@ -212,8 +212,9 @@ def test_a_job_not_reported_yet_gets_the_current_template():
 def test_a_new_source_gets_a_new_job_with_the_current_template():
     _, observed, composed = running_world({"active": 1})
     moved = model_cache(huggingFace={"repo": "Qwen/Qwen3-0.6B", "revision": "v2"})
-    rsp = reconcile(moved, [US], observed)  # the old Job is what provider-kubernetes echoes
-    desired = manifest_of(desired_resources(rsp)[JOB_US])
+    rsp = reconcile(moved, [US], observed)
+    assert JOB_US not in desired_resources(rsp), "the old source's Job is left out"
+    desired = manifest_of(desired_resources(rsp)[keys("gke-us", moved)[2]])
     name = desired["metadata"]["name"]
     assert name != manifest_of(composed[JOB_US])["metadata"]["name"]
     container = desired["spec"]["template"]["spec"]["containers"][0]
@@ -332,7 +333,8 @@ def test_a_claim_that_agrees_is_composed_as_it_is():
 def test_a_bindings_role_ref_follows_from_its_name(xr):
     """A RoleBinding's roleRef is refused any change, so it is what the binding's name
     says: the Role named like it (both carry the Job's name, hence the fingerprint)."""
-    binding = manifest_of(desired_resources(reconcile(xr, [US]))[f"{JOB_US}-binding"])
+    job_key = keys("gke-us", xr)[2]
+    binding = manifest_of(desired_resources(reconcile(xr, [US]))[f"{job_key}-binding"])
     name = binding["metadata"]["name"]
     assert binding["roleRef"] == {
         "apiGroup": "rbac.authorization.k8s.io",

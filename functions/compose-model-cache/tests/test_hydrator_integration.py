@@ -7,8 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
-from cache_world import desired_resources, model_cache, reason, reconcile, rows
-from compose_model_cache.core import resource_keys
+from cache_world import desired_resources, keys, model_cache, reason, reconcile, rows
 from compose_model_cache.fingerprint import source_fingerprint
 from compose_model_cache.hydrator import hydration_argv
 from huggingface_hub.constants import DOWNLOAD_CHUNK_SIZE
@@ -173,7 +172,7 @@ def test_caches_sharing_a_claim_keep_to_their_own_sub_directory(hub, tmp_path):
         )
         del xr["spec"]["sizeGiB"]
         rsp = reconcile(xr, [CLUSTER])
-        job = desired_resources(rsp)[resource_keys("gke-us")[2]]
+        job = desired_resources(rsp)[keys("gke-us", xr)[2]]
         container = job["spec"]["forProvider"]["manifest"]["spec"]["template"]["spec"][
             "containers"
         ][0]

@@ -8,8 +8,7 @@ import socket
 from pathlib import Path
 
 import pytest
-from cache_world import desired_resources, model_cache, reconcile
-from compose_model_cache.core import resource_keys
+from cache_world import desired_resources, keys, model_cache, reconcile
 from compose_model_cache.hydrator import job_report
 from compose_model_cache.hydrator.hydrate import HF_BOOKKEEPING, measure
 from compose_model_cache.hydrator.integrity import Expected
@@ -41,8 +40,9 @@ TOTAL = sum(len(data) for data in EXPECTED_MAIN.values())
 
 def composed_job_identity(**hf) -> tuple[str, str]:
     """(namespace, name) of the hydration Job the function composes for REPO_ID."""
-    rsp = reconcile(model_cache(huggingFace={"repo": REPO_ID, **hf}), [CLUSTER])
-    manifest = desired_resources(rsp)[resource_keys("gke-us")[2]]["spec"]["forProvider"]
+    xr = model_cache(huggingFace={"repo": REPO_ID, **hf})
+    rsp = reconcile(xr, [CLUSTER])
+    manifest = desired_resources(rsp)[keys("gke-us", xr)[2]]["spec"]["forProvider"]
     metadata = manifest["manifest"]["metadata"]
     return metadata["namespace"], metadata["name"]
 

@@ -31,6 +31,13 @@ from compose_model_cache.claim_size import (
 from compose_model_cache.credentials import CREDENTIALS_REDACTED, credentials_condition
 from compose_model_cache.existing import Existing, existing_object, keeping_fixed_fields
 from compose_model_cache.fingerprint import source_fingerprint
+from compose_model_cache.keys import (
+    access_keys,
+    current_job_keys,
+    hydration_keys,
+    is_access_key,
+    resource_keys,
+)
 from compose_model_cache.manifests import CacheRef, cluster_values
 from compose_model_cache.phases import (
     HYDRATING,
@@ -43,14 +50,6 @@ from compose_model_cache.phases import (
 from compose_model_cache.progress import JobReport, carried, figures, read_report, summary_progress
 from compose_model_cache.revision import Pin, choose_pin, revision_check
 from compose_model_cache.status import cache_conditions
-
-
-def resource_keys(cluster: str) -> tuple[str, str, str]:
-    """Composition-resource-names of the claim, credentials Secret and Job on `cluster`."""
-    # composed_key(cluster, suffix), with the cluster's part sanitised once, not three times.
-    prefix = f"{composed_key(cluster)}-" if cluster else ""
-    return (f"{prefix}claim", f"{prefix}creds", f"{prefix}hydrate")
-
 
 # At most this many clusters hydrate at once (have a Job and its access composed); the others
 # wait, Pending, for a slot. A Job with its ServiceAccount, Role and RoleBinding is ~3.9 KiB
@@ -72,18 +71,32 @@ class HydrationSlots:
         return True
 
 
-def _running(view: ClusterView, observed: dict[str, ObservedObject]) -> bool:
-    """A hydration Job is observed on `view` and has not finished (it holds a slot)."""
-    job = observed.get(resource_keys(view.name)[2])
+def _running(job: ObservedObject | None) -> bool:
+    """An observed hydration Job that has not finished (it holds a slot)."""
     return job is not None and not (
         job.remote_condition("Complete") or job.remote_condition("Failed") or job.remote_succeeded
     )
 
 
-def access_keys(job_key: str) -> dict[str, str]:
-    """Composition-resource-names of the Job's ServiceAccount, Role and RoleBinding, by the
-    suffix job_access.py names them with."""
-    return {suffix: f"{job_key}-{suffix}" for suffix in ("account", "role", "binding")}
+@dataclass(frozen=True)
+class OnCluster:
+    """What a cluster's composition is decided on, besides the cache."""
+
+    view: ClusterView
+    blocked: str | None  # why nothing can be staged there now (why_cannot_stage)
+    job_keys: tuple[str, ...]  # of the current source's Job (keys.current_job_keys)
+    # The current source's Job as observed; None when its Object still echoes another Job
+    # (re-pointed by an earlier release, the new one not observed yet): never its state.
+    job: ObservedObject | None
+    hydration: list[str]  # observed keys of its hydration Jobs (any source) and their access
+
+    def jobs_held(self, observed: dict[str, ObservedObject]) -> int:
+        """How many Jobs here run and stay composed this reconcile, each holding a slot: the
+        current source's, and where nothing can be staged (all are kept) any source's."""
+        if not self.blocked:
+            return int(_running(self.job))
+        jobs = (k for k in self.hydration if not is_access_key(k))
+        return sum(1 for k in jobs if _running(observed.get(k)))
 
 
 def spec_problem(spec: ModelCacheSpec) -> str | None:
@@ -112,10 +125,14 @@ def compose_cache(
     clusters: list[ClusterView] | None,
     observed: dict[str, ObservedObject],
     echoes: dict[str, dict[str, Any]] | None = None,
+    asks: dict[str, str] | None = None,
 ) -> Outcome:
     """`echoes`: each observed claim and hydration Job as provider-kubernetes echoes it (its
-    kind, name, annotations and spec, from `status.atProvider.manifest`), by resource name."""
+    kind, name, annotations and spec, from `status.atProvider.manifest`), by resource name.
+    `asks`: the remote name each of those Objects' own manifest asks for (what
+    provider-kubernetes deletes when the Object goes), by resource name."""
     echoes = echoes or {}
+    asks = asks or {}
     # What each Job reported on itself, and what exists that cannot change (existing.py).
     reports = {
         key: read_report(_name(echoed), mapping_path(echoed, "metadata", "annotations"))
@@ -146,11 +163,14 @@ def compose_cache(
         (v for v in clusters if v.name and matches_selector(v.labels, selector)),
         key=lambda v: v.name,
     )
-    job_name = CacheRef(name, namespace, spec, fingerprint).job_name
+    ref = CacheRef(name, namespace, spec, fingerprint)
+    job_name = ref.job_name
+    hydration = hydration_keys(observed)
+    here = {v.name: _on_cluster(v, ref, observed, echoes, asks, hydration) for v in matched}
     pin = choose_pin(
         mapping_at(mapping_at(xr, "status"), "pinnedRevision"),
         fingerprint,
-        [(v.name, reports.get(resource_keys(v.name)[2])) for v in matched],
+        [(v.name, reports.get(here[v.name].job_keys[0])) for v in matched],
         job_name,
         hugging_face=spec.source != Source.S3,
     )
@@ -160,16 +180,18 @@ def compose_cache(
     rows: list[dict[str, Any]] = []
     phases: list[ClusterPhase] = []
     sizes: list[KeptSize] = []  # claims that keep a request other than sizeGiB
-    slots = HydrationSlots(MAX_HYDRATIONS - sum(1 for v in matched if _running(v, observed)))
+    slots = HydrationSlots(MAX_HYDRATIONS - sum(h.jobs_held(observed) for h in here.values()))
     for view in matched:
         before = previous.get(view.name)
         if before and before.get("fingerprint") != fingerprint:
             before = {"phase": before.get("phase")}  # another source's figures: not ours
-        claim_key, _, job_key = resource_keys(view.name)
+        claim_key, job_key = resource_keys(view.name, fingerprint)[0], here[view.name].job_keys[0]
         report = reports.get(job_key)
         if report and report.job != job_name:
-            report = None  # the Job of a previous source, still being replaced
-        phase = _compose_cluster(cache, view, before, observed, outcome, pin, slots, existing)
+            report = None  # not this source's Job: never its figures
+        phase = _compose_cluster(
+            cache, here[view.name], before, observed, outcome, pin, slots, existing
+        )
         phase, row_figures = _figures(phase, report, before, pin)
         size = kept_size(existing.get(claim_key), cache, view.name)
         if size:
@@ -202,7 +224,8 @@ def compose_cache(
     exposed = {
         view.name: facts.exposed_secret_fields
         for view in matched
-        if (facts := observed.get(resource_keys(view.name)[1])) and facts.exposed_secret_fields
+        if (facts := observed.get(resource_keys(view.name, fingerprint)[1]))
+        and facts.exposed_secret_fields
     }
     credentials = credentials_condition(
         exposed, cache.secret_name, previous_condition(xr, CREDENTIALS_REDACTED)
@@ -214,6 +237,25 @@ def compose_cache(
         outcome.conditions.append(sized)
     outcome.ready = bool(matched) and ready == len(matched)
     return outcome
+
+
+def _on_cluster(
+    view: ClusterView,
+    cache: CacheRef,
+    observed: dict[str, ObservedObject],
+    echoes: dict[str, dict[str, Any]],
+    asks: dict[str, str],
+    hydration: dict[str, list[str]],
+) -> OnCluster:
+    job_keys = current_job_keys(view.name, cache.fingerprint, cache.job_name, observed, asks)
+    echoed_job = _name(echoes.get(job_keys[0], {}))
+    return OnCluster(
+        view,
+        why_cannot_stage(view, bool(cache.existing_claim)),
+        job_keys,
+        observed.get(job_keys[0]) if echoed_job in ("", cache.job_name) else None,
+        hydration.get(composed_key(view.name), []),
+    )
 
 
 def _name(echoed: dict[str, Any]) -> str:
@@ -252,7 +294,7 @@ def _figures(
 
 def _compose_cluster(
     cache: CacheRef,
-    view: ClusterView,
+    here: OnCluster,
     previous_row: dict[str, Any] | None,
     observed: dict[str, ObservedObject],
     outcome: Outcome,
@@ -260,23 +302,19 @@ def _compose_cluster(
     slots: HydrationSlots | None = None,
     existing: dict[str, Existing] | None = None,
 ) -> ClusterPhase:
-    """Compose what `view` needs into `outcome` (desired or kept as observed); its phase."""
-    desired = outcome.desired
-    claim_key, secret_key, job_key = resource_keys(view.name)
-    blocked = why_cannot_stage(view, bool(cache.existing_claim))
-    if blocked:
-        # A status that flaps must not cost the weights: keep what is there, say why.
-        kept = [
-            k
-            for k in (claim_key, secret_key, job_key, *access_keys(job_key).values())
-            if k in observed
-        ]
+    """Compose what `here` needs into `outcome` (desired or kept as observed); its phase."""
+    desired, view = outcome.desired, here.view
+    claim_key, secret_key, _ = resource_keys(view.name, cache.fingerprint)
+    if here.blocked:
+        # A status that flaps must not cost the weights: keep what is there, say why. Jobs
+        # of an older source too: their deletion waits until the cluster can be reached.
+        kept = [k for k in (claim_key, secret_key) if k in observed] + here.hydration
         outcome.kept += kept
         if kept and previous_row and previous_row.get("phase"):
             return ClusterPhase(
-                str(previous_row["phase"]), f"{blocked}; keeping what is staged there"
+                str(previous_row["phase"]), f"{here.blocked}; keeping what is staged there"
             )
-        return ClusterPhase(PENDING, f"{blocked}; nothing staged there yet")
+        return ClusterPhase(PENDING, f"{here.blocked}; nothing staged there yet")
 
     staged = previous_row.get("resolvedRevision") if previous_row else None
     latched = bool(
@@ -295,7 +333,7 @@ def _compose_cluster(
         desired[secret_key] = cache.secret_shape.stamp(values)
     ref = cache.secret_ref
     phase = derive_cluster_phase(
-        Observed(observed.get(claim_key), observed.get(secret_key), observed.get(job_key)),
+        Observed(observed.get(claim_key), observed.get(secret_key), here.job),
         claim_name=cache.claim_name,
         namespace=view.workload_namespace or "",
         cluster=view.name,
@@ -310,8 +348,11 @@ def _compose_cluster(
     # Job never runs again and never holds the claim, and `Ready` stays latched through
     # status.clusters[].fingerprint (phases.py) although the Job is gone. If the status were
     # ever lost, the Job comes back and finds the completion marker: it fetches nothing.
-    # A failed Job is kept so its reason stays visible; a changed source gets a new Job
-    # (the name carries the fingerprint), and a blocked cluster keeps a running one.
+    # A failed Job is kept so its reason stays visible; a blocked cluster keeps them all.
+    # A changed source gets a new Job under a new key (keys.py): the old source's Job and its
+    # access are left out, whatever their state, so Crossplane deletes their Objects and
+    # provider-kubernetes the Job and its access.
+    job_key, *twins = here.job_keys
     access = access_keys(job_key)
     if phase.phase != READY and not phase.problem:
         if job_key not in observed and slots is not None and not slots.take():
@@ -326,4 +367,8 @@ def _compose_cluster(
     elif phase.problem and job_key in observed:
         outcome.kept.append(job_key)  # never cut a running download
         outcome.kept += [key for key in access.values() if key in observed]
+    else:
+        return phase
+    # Another Object asking for the same Job goes with it, not before (keys.current_job_keys).
+    outcome.kept += [k for t in twins for k in (t, *access_keys(t).values()) if k in observed]
     return phase

@@ -11,6 +11,7 @@ from modelfleet_contracts.edge.requirements import require_selected_clusters, re
 from modelfleet_contracts.fields import mapping_at, mapping_path
 
 from compose_model_cache.core import compose_cache
+from compose_model_cache.keys import echoed_key
 from compose_model_cache.status import PROGRESS_REASONS
 
 CLUSTERS = "inference-clusters"
@@ -37,9 +38,12 @@ XR_PATHS: structs.Paths = {
         "pinnedRevision": None,
     },
 }
-# Of an observed claim or hydration Job as provider-kubernetes echoes it: its kind, name and
-# annotations (where the hydrator reports) and its spec (what exists keeps: existing.py).
-ECHO_PATHS: structs.Paths = {
+# Of an observed claim or hydration Job: the remote object provider-kubernetes echoes, its
+# kind, name and annotations (where the hydrator reports) and its spec (what exists keeps:
+# existing.py); and the name the Object's own manifest asks for, which is what
+# provider-kubernetes deletes when the Object goes (keys.current_job_keys decides on it).
+READ_PATHS: structs.Paths = {
+    "spec": {"forProvider": {"manifest": {"metadata": {"name": None}}}},
     "status": {
         "atProvider": {
             "manifest": {
@@ -48,13 +52,17 @@ ECHO_PATHS: structs.Paths = {
                 "spec": None,
             }
         }
-    }
+    },
 }
 
 
-def echoed(s: Any) -> dict[str, Any]:
-    """The remote object an observed Object echoes, only the parts of ECHO_PATHS."""
-    return mapping_path(structs.project(s, ECHO_PATHS), "status", "atProvider", "manifest")
+def echoed_and_asked(s: Any) -> tuple[dict[str, Any], str | None]:
+    """The remote object an observed Object echoes (only the parts of READ_PATHS), and the
+    name in its own `spec.forProvider.manifest`, if it has one."""
+    read = structs.project(s, READ_PATHS)
+    asked = mapping_path(read, "spec", "forProvider", "manifest", "metadata").get("name")
+    echoed = mapping_path(read, "status", "atProvider", "manifest")
+    return echoed, asked if isinstance(asked, str) else None
 
 
 def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
@@ -65,11 +73,11 @@ def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) ->
     # The few facts the phases derive from; Objects kept unchanged are copied as protobuf
     # (Outcome.kept), so no observed manifest is ever converted.
     observed = {name: read_observed(resources[name].resource) for name in resources}
-    echoes = {
-        name: echoed(resources[name].resource)
-        for name in resources
-        if name.endswith(("-claim", "-hydrate"))
+    read = {
+        name: echoed_and_asked(resources[name].resource) for name in resources if echoed_key(name)
     }
-    outcome = compose_cache(xr, clusters, observed, echoes)
+    echoes = {name: echoed for name, (echoed, _) in read.items()}
+    asks = {name: asked for name, (_, asked) in read.items() if asked}
+    outcome = compose_cache(xr, clusters, observed, echoes, asks)
 
     apply_outcome(req, rsp, xr, outcome, progress_reasons=PROGRESS_REASONS)
