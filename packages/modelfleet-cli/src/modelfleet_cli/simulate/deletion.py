@@ -7,10 +7,11 @@ from typing import TYPE_CHECKING, Any
 
 from modelfleet_contracts.api import LWS_KIND
 from modelfleet_contracts.conditions import condition_true
-from modelfleet_contracts.fields import mapping_at, mapping_path
+from modelfleet_contracts.fields import list_at, mapping_at, mapping_path
 
 from modelfleet_cli.simulate import usages as u
 from modelfleet_cli.simulate.fleet import xr_id
+from modelfleet_cli.simulate.hydration import argument
 from modelfleet_cli.simulate.objects import Key, is_xr
 from modelfleet_cli.simulate.provider import is_managed
 from modelfleet_cli.simulate.records import Event, Loss, Refusal
@@ -39,11 +40,22 @@ def check_loss(plane: "ControlPlane", owner: Key, gone: Key) -> None:
         if remote is None:
             return
         complete = condition_true(mapping_at(remote, "status"), "Complete")
-        if manifest.get("kind") == "Job" and complete:
-            return  # a finished hydration Job is cleaned up by design
+        if manifest.get("kind") == "Job" and (
+            complete or _superseded(plane.store[owner], cluster, remote)
+        ):
+            return  # a finished hydration Job, or an older source's, is cleaned up by design
         what = f"{manifest.get('kind')} {mapping_at(manifest, 'metadata').get('name')}"
     if cluster and plane.cluster_registered(cluster):
         plane.losses.append(Loss(plane.round, what, cluster, xr_id(plane.store[owner])))
+
+
+def _superseded(cache: dict[str, Any], cluster: str, job: dict[str, Any]) -> bool:
+    """A hydration Job of a source the cache no longer has on `cluster`: its hydrator's
+    `--fingerprint=` is not the one the cache's row for that cluster now reports."""
+    rows = list_at(mapping_at(cache, "status"), "clusters")
+    current = next((r.get("fingerprint") for r in rows if r.get("name") == cluster), None)
+    staged = argument(job, "--fingerprint=")
+    return bool(current and staged and staged != current)
 
 
 def usages_of(plane: "ControlPlane", key: Key) -> list[Key]:

@@ -87,7 +87,8 @@ def claim_bytes(claim: dict[str, Any] | None) -> int:
     return 0
 
 
-def _argument(job: dict[str, Any], flag: str) -> str:
+def argument(job: dict[str, Any], flag: str) -> str:
+    """The value of the hydrator's `flag` (e.g. `--repo=`) in a Job's command; "" if absent."""
     containers = list_at(mapping_path(job, "spec", "template", "spec"), "containers")
     command = list_at(containers[0], "command") if containers else []
     return next((str(a).split("=", 1)[1] for a in command if str(a).startswith(flag)), "")
@@ -109,10 +110,10 @@ def report_progress(job: dict[str, Any], claim: dict[str, Any] | None, share: fl
         hydration.FILES_DONE: str(files if done >= total else shards * done // total),
         hydration.FILES_TOTAL: str(files),
     }
-    repo = _argument(job, "--repo=")
+    repo = argument(job, "--repo=")
     if repo:
         pinned = annotations.get(hydration.PINNED_REVISION, "")
-        revision = _argument(job, "--revision=") or "main"
+        revision = argument(job, "--revision=") or "main"
         values[hydration.REVISION] = (
             pinned or hashlib.sha1(f"{repo}@{revision}".encode()).hexdigest()
         )
