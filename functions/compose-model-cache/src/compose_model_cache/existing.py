@@ -50,6 +50,13 @@ from modelfleet_contracts.stamps import Stamp
 
 FIXED_SPEC_FIELDS = {"Job": JOB_SPEC_IMMUTABLE, "PersistentVolumeClaim": CLAIM_SPEC_IMMUTABLE}
 
+# What `existing_object` reads of an echoed spec, so that the edge converts only that (a
+# claim's status, its volume name and a Job's mutable fields are of no use here).
+ECHOED_SPEC_READ: dict[str, Any] = {
+    **{field: None for fields in FIXED_SPEC_FIELDS.values() for field in fields},
+    "resources": {"requests": {"storage": None}},
+}
+
 
 @dataclass(frozen=True)
 class Existing:
@@ -66,9 +73,9 @@ class Existing:
 def _template_as_composable(template: Mapping[str, Any]) -> dict[str, Any]:
     """The observed pod template without the labels generated from the Job's uid and name
     and without the empty `creationTimestamp` the API server echoes in it."""
-    kept = {k: copy.deepcopy(v) for k, v in template.items() if k != "metadata"}
+    kept = {k: v for k, v in template.items() if k != "metadata"}
     metadata = {
-        k: copy.deepcopy(v)
+        k: v
         for k, v in mapping_at(template, "metadata").items()
         if k not in ("creationTimestamp", "labels")
     }
@@ -86,7 +93,8 @@ def _template_as_composable(template: Mapping[str, Any]) -> dict[str, Any]:
 
 def existing_object(echoed: Mapping[str, Any]) -> Existing | None:
     """The Job or claim in an observed Object's `status.atProvider.manifest`, when one is
-    reported with its spec; None when there is none (not created or not observed yet)."""
+    reported with its spec; None when there is none (not created or not observed yet).
+    Its values are shared, not copied: `keeping_fixed_fields` copies what it writes."""
     kind, name = echoed.get("kind"), mapping_at(echoed, "metadata").get("name")
     spec = mapping_at(echoed, "spec")
     if not isinstance(kind, str) or kind not in FIXED_SPEC_FIELDS:
@@ -95,11 +103,11 @@ def existing_object(echoed: Mapping[str, Any]) -> Existing | None:
         return None
     if kind == "Job" and not mapping_at(spec, "template"):
         return None  # a Job always has one: this is not the Job as the server holds it
-    fixed = {f: copy.deepcopy(spec[f]) for f in FIXED_SPEC_FIELDS[kind] if f in spec}
+    fixed = {f: spec[f] for f in FIXED_SPEC_FIELDS[kind] if f in spec}
     if kind == "Job":
         fixed["template"] = _template_as_composable(spec["template"])
         return Existing(kind, name, fixed)
-    request = copy.deepcopy(mapping_path(spec, "resources", "requests").get("storage"))
+    request = mapping_path(spec, "resources", "requests").get("storage")
     return Existing(kind, name, fixed, request)
 
 

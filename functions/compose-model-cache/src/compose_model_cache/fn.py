@@ -11,6 +11,7 @@ from modelfleet_contracts.edge.requirements import require_selected_clusters, re
 from modelfleet_contracts.fields import mapping_at, mapping_path
 
 from compose_model_cache.core import compose_cache
+from compose_model_cache.existing import ECHOED_SPEC_READ
 from compose_model_cache.keys import echoed_key
 from compose_model_cache.status import PROGRESS_REASONS
 
@@ -39,8 +40,8 @@ XR_PATHS: structs.Paths = {
     },
 }
 # Of an observed claim or hydration Job: the remote object provider-kubernetes echoes, its
-# kind, name and annotations (where the hydrator reports) and its spec (what exists keeps:
-# existing.py); and the name the Object's own manifest asks for, which is what
+# kind, name and annotations (where the hydrator reports) and the parts of its spec that what
+# exists keeps (existing.py); and the name the Object's own manifest asks for, which is what
 # provider-kubernetes deletes when the Object goes (keys.current_job_keys decides on it).
 READ_PATHS: structs.Paths = {
     "spec": {"forProvider": {"manifest": {"metadata": {"name": None}}}},
@@ -49,7 +50,7 @@ READ_PATHS: structs.Paths = {
             "manifest": {
                 "kind": None,
                 "metadata": {"name": None, "annotations": None},
-                "spec": None,
+                "spec": ECHOED_SPEC_READ,
             }
         }
     },
