@@ -106,7 +106,7 @@ SCHEDULED = [
         [inference_cluster("gke-us")],
         placed={},
         reason="SharedStorageRequired",
-        says="multi-node model requires a ModelCache (spec.modelCacheRef)",
+        says="multi-node model requires shared storage on the inference cluster gke-us",
     ),
     case(
         "the referenced ModelCache does not exist",

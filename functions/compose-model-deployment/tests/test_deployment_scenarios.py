@@ -58,11 +58,15 @@ def test_multi_node_without_any_shared_storage_is_rejected_with_the_spec_message
     )
 
 
-def test_multi_node_with_storage_but_no_cache_asks_for_a_cache():
+def test_multi_node_with_storage_but_no_cache_gets_the_spec_message_and_asks_for_a_cache():
+    # SPEC: a multi-node group needs RWX storage *and* a cache; "otherwise" the message is
+    # the same words, naming the cluster, whichever of the two is missing.
     xr = deployment(replicas=1, nodes=2)
     rsp = schedule(xr, [RWX])
     assert reason(rsp) == (False, "SharedStorageRequired")
-    assert "ModelCache" in rows(rsp)["gke-us"]["message"]
+    for message in (rows(rsp)["gke-us"]["message"], conditions(rsp)["Scheduled"].message):
+        assert f"{SHARED_STORAGE_MESSAGE} gke-us" in message
+        assert "spec.modelCacheRef" in message
 
 
 def test_single_node_model_needs_no_storage_and_uses_the_pool_gpus():

@@ -64,12 +64,12 @@ def evaluate_cluster(
         # Several nodes of one group must read the same weights: shared storage + a cache.
         single = [(pool, size) for pool, size in shapes if size.nodes == 1]
         if not single:
-            if not view.has_shared_storage:
-                message = f"{SHARED_STORAGE_MESSAGE} {view.name}"
-            else:
-                message = (
-                    "multi-node model requires a ModelCache (spec.modelCacheRef) so every node "
-                    f"of a group reads the same weights from the shared storage on {view.name}"
+            # The SPEC's words in both cases (the weights reach that storage through a cache).
+            message = f"{SHARED_STORAGE_MESSAGE} {view.name}"
+            if view.has_shared_storage:
+                message += (
+                    ", read through a ModelCache: set spec.modelCacheRef so every node of a "
+                    "group reads the same weights"
                 )
             return Rejection(view.name, "SharedStorageRequired", message)
         shapes = single
