@@ -184,6 +184,33 @@ def test_exclusive_topology_and_rollout_settings_reach_the_lws():
     assert lws["spec"]["leaderWorkerTemplate"]["restartPolicy"] == "None"
 
 
+DEPLOYMENT_ROLLOUTS = [
+    pytest.param(
+        None,
+        {"maxUnavailable": 1, "maxSurge": 0},
+        id="defaults: one pod down at a time, never an extra GPU pod (not Kubernetes' 25%)",
+    ),
+    pytest.param(
+        {"maxUnavailable": 0, "maxSurge": 1},
+        {"maxUnavailable": 0, "maxSurge": 1},
+        id="surge one pod, never fewer serving",
+    ),
+    pytest.param(
+        {"maxUnavailable": 2, "partition": 1},
+        {"maxUnavailable": 2, "maxSurge": 0},
+        id="partition is for LeaderWorkerSets only",
+    ),
+]
+
+
+@pytest.mark.parametrize(("rollout", "rolling_update"), DEPLOYMENT_ROLLOUTS)
+def test_a_single_node_deployment_rolls_out_as_spec_rollout_says(rollout, rolling_update):
+    spec = {"rollout": rollout} if rollout else {}
+    deploy = workload(run(replica(nodes=1, replicas=2, **spec), cache=model_cache("Ready")))
+    assert deploy["kind"] == "Deployment"
+    assert deploy["spec"]["strategy"] == {"type": "RollingUpdate", "rollingUpdate": rolling_update}
+
+
 def test_every_composed_manifest_is_valid():
     require_shared_schemas()
     for nodes in (1, 2, 4):

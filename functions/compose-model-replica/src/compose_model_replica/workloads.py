@@ -41,6 +41,7 @@ def workload_manifest(
         readiness_probe=serving_probe,
     )
     metadata: dict[str, Any] = {"name": name, "namespace": namespace, "labels": dict(labels)}
+    rollout = spec.rollout or Rollout()
     if not shape.gang:
         return {
             "apiVersion": "apps/v1",
@@ -49,6 +50,15 @@ def workload_manifest(
             "spec": {
                 "replicas": spec.replicas,
                 "selector": {"matchLabels": selector},
+                # rollout's defaults, not Kubernetes' 25% surge: an update of a Deployment on
+                # a pool with no spare GPU node would wait for one forever.
+                "strategy": {
+                    "type": "RollingUpdate",
+                    "rollingUpdate": {
+                        "maxUnavailable": filled(rollout.maxUnavailable),
+                        "maxSurge": filled(rollout.maxSurge),
+                    },
+                },
                 "template": leader,
             },
         }
@@ -66,7 +76,6 @@ def workload_manifest(
     topology = spec.placement.exclusiveTopology if spec.placement else None
     if topology:
         metadata["annotations"] = {EXCLUSIVE_TOPOLOGY: topology}
-    rollout = spec.rollout or Rollout()
     gang = spec.gang or Gang()
     return {
         "apiVersion": LWS_API_VERSION,
