@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 import yaml
+from modelfleet_devtools.generate import kubectl_get_header
 from modelfleet_devtools.paths import REPO_ROOT
 from modelfleet_devtools.validation import validate_manifest
 
@@ -150,3 +151,15 @@ if __name__ == "__main__":
     replica, manifests = multinode_gang()
     print(yaml.safe_dump(replica, sort_keys=False))
     print(yaml.safe_dump_all(manifests, sort_keys=False))
+
+
+def test_the_documented_kubectl_get_ic_lists_crossplanes_columns_after_ours() -> None:
+    """What `kubectl get ic` really prints: Crossplane puts the XRD's columns first, then
+    SYNCED, READY, COMPOSITION and AGE (the CRD it generates from the XRD)."""
+    xrd = yaml.safe_load((REPO_ROOT / "apis/inferenceclusters/definition.yaml").read_text())
+    header = kubectl_get_header(xrd)
+    assert header == ["NAME", "STORAGE", "CONNECTED", "SYNCED", "READY", "COMPOSITION", "AGE"]
+    shown = (DOCS / "inferencecluster.md").read_text().split("`kubectl get ic` shows:", 1)[1]
+    table = shown.split("```\n", 2)[1].splitlines()
+    assert table[0].split() == header
+    assert all(len(row.split()) == len(header) for row in table[1:]), table

@@ -39,6 +39,8 @@ def test_reference_lists_every_field_rule_and_column(xrd_path: Path) -> None:
             assert f"| `{path}` |" in page, path
     for column in version.get("additionalPrinterColumns") or []:
         assert f"| {column['name']} |" in page
+    if version.get("additionalPrinterColumns"):
+        assert "  ".join(generate.kubectl_get_header(xrd)) in page, "what kubectl get prints"
     messages = [str(rule["message"]) for rule in _all_rules(schema)]
     for message in messages:
         assert message.replace("|", "\\|") in page

@@ -32,6 +32,26 @@ HEADER = (
 )
 
 
+# The printer columns Crossplane appends to an XRD's own in the CRD it generates for every
+# (v2) XR, as (name, priority): crossplane internal/xcrd, CompositeResourcePrinterColumns.
+CROSSPLANE_XR_COLUMNS = (
+    ("SYNCED", 0),
+    ("READY", 0),
+    ("COMPOSITION", 0),
+    ("COMPOSITIONREVISION", 1),
+    ("AGE", 0),
+)
+
+
+def kubectl_get_header(xrd: dict[str, Any], *, wide: bool = False) -> list[str]:
+    """The column headings `kubectl get` prints for the XRD's kind (in one namespace): NAME,
+    the XRD's columns, then Crossplane's."""
+    versions = xrd["spec"]["versions"]
+    version = next((v for v in versions if v.get("referenceable")), versions[0])
+    own = [(c["name"], c.get("priority", 0)) for c in version.get("additionalPrinterColumns") or []]
+    return ["NAME"] + [n for n, p in [*own, *CROSSPLANE_XR_COLUMNS] if wide or p == 0]
+
+
 def served_schema(xrd: dict[str, Any]) -> dict[str, Any]:
     """The openAPIV3Schema of the XRD's served, referenceable version."""
     versions = xrd["spec"]["versions"]
@@ -258,8 +278,14 @@ def render_reference(xrd_path: Path) -> tuple[Path, str]:
             "",
             "## Printer columns",
             "",
-            "What `kubectl get` shows besides NAME, SYNCED, READY and AGE; columns with a "
-            "priority above 0 appear with `-o wide`.",
+            "Crossplane lists these first and then its own (SYNCED, READY, COMPOSITION, AGE; "
+            "`-o wide`: COMPOSITIONREVISION too); columns with a priority above 0 appear with "
+            "`-o wide` only. So `kubectl get "
+            f"{(names.get('shortNames') or [names['plural']])[0]}` prints:",
+            "",
+            "```",
+            "  ".join(kubectl_get_header(xrd)),
+            "```",
             "",
             "| column | type | JSON path | priority |",
             "|---|---|---|---|",
