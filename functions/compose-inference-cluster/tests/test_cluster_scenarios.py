@@ -310,3 +310,49 @@ def test_node_pools_are_reported_for_the_scheduler():
         (p["name"], p["nodeCount"], p["gpu"]["count"], p["gpu"]["memoryGiB"]) for p in pools
     ] == [("h100", 4, 8, 80)]
     assert pools[0]["nodeSelector"] == {"cloud.google.com/gke-nodepool": "h100"}
+
+
+@pytest.mark.parametrize(
+    ("xr", "required", "provider_config"),
+    [
+        pytest.param(
+            cluster({"managed": PROVISIONERS[0][1]}, leaderWorkerSet={"install": True}),
+            None,
+            "gke-us",
+            id="kubeconfig Secret, managed class, LWS",
+        ),
+        pytest.param(
+            cluster(
+                {"storageClassName": "filestore-rwx"},
+                connection={"providerConfigName": "gke-us-pc"},
+                leaderWorkerSet={"install": True},
+            ),
+            {NAMED_PROVIDER_CONFIG: [{"metadata": {"name": "gke-us-pc"}}]},
+            "gke-us-pc",
+            id="named provider config, existing class, LWS",
+        ),
+    ],
+)
+def test_every_composed_object_is_labelled_and_objects_reach_the_cluster_by_its_config(
+    xr, required, provider_config
+):
+    """SPEC §2: `modelfleet.io/inferencecluster: <name>` on everything composed (no namespace
+    label: the XR is cluster-scoped); workload-cluster resources are provider-kubernetes
+    Objects through the cluster's ClusterProviderConfig, the Namespace ready once Active."""
+    composed = desired_resources(run(xr, required=required))
+    for key, obj in composed.items():
+        assert obj["metadata"]["labels"] == {"modelfleet.io/inferencecluster": "gke-us"}, key
+        if obj["kind"] != "Object":
+            continue
+        assert obj["apiVersion"] == "kubernetes.m.crossplane.io/v1alpha1", key
+        assert obj["spec"]["providerConfigRef"] == {
+            "kind": "ClusterProviderConfig",
+            "name": provider_config,
+        }, key
+        remote = obj["spec"]["forProvider"]["manifest"]
+        if obj["spec"].get("managementPolicies") != ["Observe"]:
+            assert remote["metadata"]["labels"] == obj["metadata"]["labels"], key
+    assert composed[NAMESPACE]["spec"]["readiness"] == {
+        "policy": "DeriveFromCelQuery",
+        "celQuery": "object.status.phase == 'Active'",
+    }
