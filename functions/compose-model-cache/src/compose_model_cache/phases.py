@@ -57,17 +57,26 @@ def derive_cluster_phase(
     """Pending (claim not bound / not found), Hydrating, Ready (latched), or Failed."""
     if latched_ready:
         return ClusterPhase(READY)
+    # A brought claim is never created: until it is seen, it is looked for.
+    looking = f"looking for claim {claim_name} in namespace {namespace} on cluster {cluster}"
     if observed.claim is None:
+        if byo_claim:
+            return ClusterPhase(PENDING, looking)
         return ClusterPhase(PENDING, f"creating claim {claim_name} in {namespace}")
     claim = observed.claim
     if claim.remote_phase != "Bound":
-        if byo_claim and (_mentions_missing(claim.failure_message) or not claim.remote_seen):
+        # Missing only on the provider's word: an Object it has not reconciled yet, or one it
+        # cannot reach the cluster for, says nothing about the claim.
+        if byo_claim and _mentions_missing(claim.failure_message):
             return ClusterPhase(
                 PENDING,
                 f"claim {claim_name} not found in namespace {namespace} on cluster {cluster}; "
                 "create it (ReadWriteMany) or remove storage.existingClaimName",
                 CLAIM_NOT_FOUND,
             )
+        if byo_claim and not claim.remote_seen:
+            detail = claim.failure_message
+            return ClusterPhase(PENDING, f"{looking}: {detail}" if detail else looking)
         phase = claim.remote_phase or "not yet observed"
         return ClusterPhase(PENDING, f"claim {claim_name} not bound ({phase})")
     if secret_ref and secret_missing(observed.secret):
