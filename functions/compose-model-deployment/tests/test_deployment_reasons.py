@@ -134,6 +134,26 @@ SCHEDULED = [
         reason="ModelCacheNotFound",
         says="has not reported any cluster yet",
     ),
+    case(
+        "thirty clusters without shared storage: ten are named, the rest counted",
+        deployment(replicas=1, **BIG_MODEL),
+        [inference_cluster(f"onprem-{i:02}", storage_class=None) for i in range(30)],
+        cache=cache_on(*(f"onprem-{i:02}" for i in range(30))),
+        placed={},
+        reason="SharedStorageRequired",
+        says="shared storage on the inference cluster onprem-09; "
+        "and 20 more cluster(s), each row says why",
+    ),
+    case(
+        "the cluster that gives the reason is named although twelve others were rejected first",
+        deployment(replicas=1, **BIG_MODEL),
+        [inference_cluster(f"a-offline-{i:02}", connected=False) for i in range(12)]
+        + [inference_cluster("z-onprem", storage_class=None)],
+        cache=cache_on("z-onprem", *(f"a-offline-{i:02}" for i in range(12))),
+        placed={},
+        reason="SharedStorageRequired",
+        says="z-onprem: multi-node model requires shared storage on the inference cluster",
+    ),
 ]
 
 
@@ -204,3 +224,15 @@ def test_events_only_on_transitions():
     more = {**xr, "spec": {**xr["spec"], "replicas": 9}}
     grown = schedule(more, [inference_cluster("gke-us")], observed=placed)
     assert next(e for e in events(grown) if "Scheduled" in e[1])[0] == "Warning"
+
+
+def test_a_failed_cluster_is_named_first_among_fifteen_waiting_for_weights():
+    names = [f"gke-{i:02}" for i in range(15)]
+    cache = cache_on(*names, phase="Hydrating")
+    cache["status"]["clusters"][-1]["phase"] = "Failed"  # gke-14, last by name
+    clusters = [inference_cluster(n) for n in names]
+    rsp = schedule(deployment(replicas=15, **CACHE), clusters, cache=cache)
+    c = conditions(rsp)["ModelCacheReady"]
+    assert c.reason == "Failed"
+    assert c.message.startswith("staging failed on gke-14 (Failed), gke-00 (Hydrating)")
+    assert c.message.endswith("gke-08 (Hydrating) and 5 more")

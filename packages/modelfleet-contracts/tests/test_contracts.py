@@ -6,7 +6,7 @@ import pytest
 from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.clusters import matches_selector, read_cluster
-from modelfleet_contracts.conditions import Status
+from modelfleet_contracts.conditions import Status, listed
 from modelfleet_contracts.edge.report import report, set_composite_ready
 from modelfleet_contracts.labels import owner_labels
 from modelfleet_contracts.mounts import MODEL_MOUNT_PATH, mounted_model_path
@@ -177,3 +177,16 @@ def test_composite_readiness_is_always_explicit():
     assert rsp.desired.composite.ready == fnv1.READY_FALSE
     set_composite_ready(rsp, True)
     assert rsp.desired.composite.ready == fnv1.READY_TRUE
+
+
+@pytest.mark.parametrize(
+    ("items", "limit", "shown"),
+    [
+        pytest.param([], 3, "", id="nothing"),
+        pytest.param(["gke-us"], 3, "gke-us", id="one"),
+        pytest.param(["a", "b", "c"], 3, "a, b, c", id="as many as the limit: all named"),
+        pytest.param(["a", "b", "c", "d", "e"], 3, "a, b, c and 2 more", id="past it: counted"),
+    ],
+)
+def test_a_list_in_a_message_names_so_many_and_counts_the_rest(items, limit, shown):
+    assert listed(items, limit) == shown

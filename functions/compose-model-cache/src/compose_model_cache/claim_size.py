@@ -17,7 +17,7 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from modelfleet_contracts.conditions import Status
+from modelfleet_contracts.conditions import Status, listed
 from modelfleet_contracts.quantity import gib_ceiling, parse_quantity
 from modelfleet_contracts.stamps import Stamp
 
@@ -107,7 +107,7 @@ def claims_sized_condition(
     at_least = max(k.gib or 0 for k in shrunk)
     message = (
         f"sizeGiB {size_gib} is less than what the existing claim requests on {len(shrunk)} "
-        f"cluster(s): {', '.join(f'{k.cluster} ({k.request})' for k in shrunk)}. Kubernetes "
+        f"cluster(s): {listed(f'{k.cluster} ({k.request})' for k in shrunk)}. Kubernetes "
         f"cannot shrink a claim, so each keeps its size. Set sizeGiB to {at_least} or more, "
         f"or delete this cache's Objects for a cluster to recreate its claim at "
         f"{size_gib}Gi (its weights are downloaded again; see {GUIDE})"
@@ -116,7 +116,7 @@ def claims_sized_condition(
 
 
 def _clusters(kept: list[KeptSize]) -> str:
-    return ", ".join(k.cluster for k in kept)
+    return listed(k.cluster for k in kept)
 
 
 def _shown(request: Any) -> str:

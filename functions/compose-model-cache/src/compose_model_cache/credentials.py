@@ -10,7 +10,7 @@ naming fields and clusters only, never a value.
 
 from typing import Any
 
-from modelfleet_contracts.conditions import Status
+from modelfleet_contracts.conditions import Status, listed
 
 CREDENTIALS_REDACTED = "CredentialsRedacted"
 EXPOSED = "ExposedByProvider"
@@ -50,6 +50,6 @@ def credentials_condition(
         EXPOSED,
         f"provider-kubernetes echoes the values of Secret {secret_name} in the Object's "
         f"status.atProvider.manifest ({', '.join(fields)}) for cluster(s) "
-        f"{', '.join(sorted(exposed))}: every reader of that Object and every function call "
+        f"{listed(sorted(exposed))}: every reader of that Object and every function call "
         f"sees them. Fix: {'; '.join(fixes)} (see {GUIDE})",
     )

@@ -2,7 +2,7 @@
 docs/modelcache.md lists."""
 
 from modelfleet_contracts.clusters import ClusterView
-from modelfleet_contracts.conditions import Status
+from modelfleet_contracts.conditions import Status, listed
 
 from compose_model_cache.phases import (
     CLAIM_NOT_FOUND,
@@ -38,13 +38,13 @@ def cache_conditions(views: list[ClusterView], phases: list[ClusterPhase]) -> li
     matched = Status.true(
         "ClustersMatched",
         "Matched",
-        f"{len(views)} cluster(s) match: {', '.join(v.name for v in views)}",
+        f"{len(views)} cluster(s) match: {listed(v.name for v in views)}",
     )
     failed = _names(views, phases, FAILED)
     if failed:
         detail = next(p.message for p in phases if p.phase == FAILED)
         artifact = Status.false(
-            "ArtifactReady", "Failed", f"hydration failed on {', '.join(failed)}: {detail}"
+            "ArtifactReady", "Failed", f"hydration failed on {listed(failed)}: {detail}"
         )
     elif missing_token := _first(views, phases, TOKEN_SECRET_MISSING):
         artifact = Status.false("ArtifactReady", "TokenSecretMissing", missing_token)
@@ -57,7 +57,7 @@ def cache_conditions(views: list[ClusterView], phases: list[ClusterPhase]) -> li
         artifact = Status.false(
             "ArtifactReady",
             "Partial",
-            f"ready on {len(ready)}/{len(views)} clusters; waiting for {', '.join(waiting)}",
+            f"ready on {len(ready)}/{len(views)} clusters; waiting for {listed(waiting)}",
         )
     else:
         artifact = Status.false("ArtifactReady", "Hydrating", f"staging on {len(views)} cluster(s)")

@@ -3,7 +3,7 @@
 from typing import Any
 
 from modelfleet_contracts.clusters import ClusterView
-from modelfleet_contracts.conditions import Status
+from modelfleet_contracts.conditions import LISTED, Status, listed
 from modelfleet_contracts.observed import PlacedReplica, StagedCache
 
 from compose_model_deployment.eligibility import Candidate, Rejection
@@ -59,13 +59,13 @@ def deployment_status(
         "clusters": rows,
     }
     rejections = [e for e in evaluations.values() if isinstance(e, Rejection)]
-    where = ", ".join(f"{c}={n}" for c, n in sorted(placement.items())) or "nowhere"
-    notes = "; ".join(f"{r.cluster}: {r.message}" for r in rejections)
+    where = listed(f"{c}={n}" for c, n in sorted(placement.items())) or "nowhere"
     if not views:
         scheduled = Status.false(
             "Scheduled", "NoClusters", "no InferenceCluster matches spec.clusterSelector"
         )
     elif placed >= desired:
+        notes = _rejection_notes(rejections)
         message = f"{placed}/{desired} replica(s) placed ({where})" + (
             f"; {notes}" if notes else ""
         )
@@ -81,6 +81,8 @@ def deployment_status(
             reason = "ModelCacheNotFound"
         else:
             reason = "NoClusters"
+        # The clusters rejected for the reason given come first: a long list is cut short.
+        notes = _rejection_notes(sorted(rejections, key=lambda r: r.reason != reason))
         message = f"{placed}/{desired} replica(s) placed ({where})" + (
             f"; {notes}" if notes else ""
         )
@@ -94,6 +96,15 @@ def deployment_status(
         else Status.false("Available", "Progressing", f"{ready}/{desired} replica(s) ready")
     )
     return status, conditions, scheduled.status and (available or desired == 0)
+
+
+def _rejection_notes(rejections: list[Rejection]) -> str:
+    """`cluster: why` of the first LISTED rejected clusters, the others counted (each
+    cluster's row says why it was rejected)."""
+    notes = "; ".join(f"{r.cluster}: {r.message}" for r in rejections[:LISTED])
+    if len(rejections) > LISTED:
+        notes += f"; and {len(rejections) - LISTED} more cluster(s), each row says why"
+    return notes
 
 
 def _cache_condition(
@@ -118,7 +129,9 @@ def _cache_condition(
     waiting = {c: p for c, p in phases.items() if p != "Ready"}
     if not waiting:
         return Status.true("ModelCacheReady", "Ready", "weights staged on every placed cluster")
-    where = ", ".join(f"{c} ({p})" for c, p in waiting.items())
+    # Failed clusters first: a long list is cut short (`listed`).
+    ordered = sorted(waiting.items(), key=lambda item: item[1] != "Failed")
+    where = listed(f"{c} ({p})" for c, p in ordered)
     if "Failed" in waiting.values():
         return Status.false("ModelCacheReady", "Failed", f"staging failed on {where}")
     return Status.false("ModelCacheReady", "Hydrating", f"waiting for weights on {where}")

@@ -1,10 +1,24 @@
 """Conditions: what a function reports (`Status`) and the one reader of the conditions
 Kubernetes objects carry (`status.conditions`, a list of mappings with a `type`)."""
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from modelfleet_contracts.fields import list_at, mapping_at
+
+# A condition's message names at most this many clusters (or other items): it is read in
+# `kubectl describe` and carried by events, and every cluster's own row says the rest.
+LISTED = 10
+
+
+def listed(items: Iterable[str], limit: int = LISTED) -> str:
+    """`items` comma-separated, the ones past `limit` counted instead of named (`a, b and 3
+    more`), so that a message about a 1000-cluster fleet stays a line."""
+    items = list(items)
+    if len(items) <= limit:
+        return ", ".join(items)
+    return f"{', '.join(items[:limit])} and {len(items) - limit} more"
 
 
 @dataclass(frozen=True)
