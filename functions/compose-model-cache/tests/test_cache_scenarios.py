@@ -96,7 +96,12 @@ def test_two_clusters_walk_pending_hydrating_ready():
     assert reason(rsp, "ClustersMatched") == "Matched"
     assert reason(rsp, "ArtifactReady") == "Hydrating"
     assert rsp.desired.composite.ready == fnv1.READY_FALSE
-    assert ("Normal", "ArtifactReady Hydrating: staging on 2 cluster(s)") in events(rsp)
+    # Claims are being created: nothing stages yet, and the message says so.
+    assert (
+        "Normal",
+        f"ArtifactReady Hydrating: nothing staging yet: 2 cluster(s) pending (first: gke-eu: "
+        f"{rows(rsp)['gke-eu']['message']})",
+    ) in events(rsp)
     composed = desired_resources(rsp)
 
     # Round 2: claims bound, Jobs running -> Hydrating; no repeated events.

@@ -7,6 +7,8 @@ from modelfleet_contracts.conditions import Status, listed
 from compose_model_cache.phases import (
     CLAIM_NOT_FOUND,
     FAILED,
+    HYDRATING,
+    PENDING,
     READY,
     TOKEN_SECRET_MISSING,
     ClusterPhase,
@@ -60,5 +62,27 @@ def cache_conditions(views: list[ClusterView], phases: list[ClusterPhase]) -> li
             f"ready on {len(ready)}/{len(views)} clusters; waiting for {listed(waiting)}",
         )
     else:
-        artifact = Status.false("ArtifactReady", "Hydrating", f"staging on {len(views)} cluster(s)")
+        artifact = Status.false("ArtifactReady", "Hydrating", _under_way(views, phases))
     return [matched, artifact]
+
+
+def _under_way(views: list[ClusterView], phases: list[ClusterPhase]) -> str:
+    """Hydrating's message, with no cluster Ready: how many clusters stage, and why the first
+    pending one waits (its row's message), so that a fleet where none can stage (no RWX
+    storage, not connected) is not said to be staging."""
+    staging = _names(views, phases, HYDRATING)
+    pending = _names(views, phases, PENDING)
+    first = next(
+        (
+            f"{v.name}: {p.message}"
+            for v, p in zip(views, phases, strict=True)
+            if p.phase == PENDING
+        ),
+        "",
+    )
+    if not staging:
+        return f"nothing staging yet: {len(pending)} cluster(s) pending (first: {first})"
+    under_way = f"staging on {len(staging)} of {len(views)} cluster(s)"
+    if not pending:
+        return under_way
+    return f"{under_way}; pending: {listed(pending)} (first: {first})"
