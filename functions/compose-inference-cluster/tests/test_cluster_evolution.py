@@ -17,8 +17,12 @@ from modelfleet_devtools.requests import desired_resources, desired_status
 from modelfleet_devtools.world import observed_object
 from test_cluster_scenarios import PROVISIONERS, cluster, cond, run
 
-SECRET_GONE = 'cannot get credentials: Secret "gke-us-kubeconfig" not found'
-CLASS_GONE = "cannot observe external resource: external resource does not exist"
+# As crossplane-runtime and provider-kubernetes word them (modelfleet_contracts.provider_errors).
+SECRET_GONE = (
+    "connect failed: cannot build kube client for provider config: cannot get credentials: "
+    'secrets "gke-us-kubeconfig" not found'
+)
+CLASS_GONE = "observe failed: external resource does not exist"
 
 
 @dataclass(frozen=True)
@@ -79,8 +83,8 @@ def timeline(option: Option, desired: dict[str, Any]):
 
 # Expected (Connected, StorageReady) per step; storage reasons depend on the option.
 CONNECTED = {
-    "nothing observed yet": (False, "ProviderConfigNotFound"),
-    "provider config exists, namespace not Active": (False, "Unavailable"),
+    "nothing observed yet": (False, "Connecting"),
+    "provider config exists, namespace not Active": (False, "Connecting"),
     "namespace Active, storage not there yet": (True, "Available"),
     "everything there": (True, "Available"),
     "kubeconfig Secret flaps": (False, "Unavailable"),

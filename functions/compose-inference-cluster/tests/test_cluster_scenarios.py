@@ -101,7 +101,8 @@ def test_managed_storage_class_per_provisioner(managed, driver, parameters):
     status = desired_status(rsp)
     assert "providerConfigName" not in status and "workloadNamespace" not in status
     assert status["storage"]["ready"] is False
-    assert cond(rsp, "Connected") == (False, "ProviderConfigNotFound")
+    # Its own provider config is being created: progress, not a missing one.
+    assert cond(rsp, "Connected") == (False, "Connecting")
     assert cond(rsp, "StorageReady") == (False, "Creating")
 
     # The provider config exists, the namespace is Active and the class was created.

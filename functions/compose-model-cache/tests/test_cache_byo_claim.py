@@ -36,6 +36,14 @@ def echoed(phase: str):
     return lambda obj: observed_object(obj, remote_status={"phase": phase}, ready=phase == "Bound")
 
 
+PC_GONE = (
+    "connect failed: cannot get provider config: "
+    'clusterproviderconfigs.kubernetes.m.crossplane.io "gke-us" not found'
+)
+KUBECONFIG_GONE = (
+    "connect failed: cannot build kube client for provider config: cannot get credentials: "
+    'secrets "gke-us-kubeconfig" not found'
+)
 LOOKING = "looking for claim shared-models in namespace modelfleet on cluster gke-us"
 NOT_FOUND = "claim shared-models not found in namespace modelfleet on cluster gke-us"
 
@@ -67,6 +75,20 @@ NOT_FOUND = "claim shared-models not found in namespace modelfleet on cluster gk
             "Hydrating",
             f"{LOOKING}: cannot get object: dial tcp 10.0.0.1:443: connect: connection refused",
             id="cluster API unreachable: not a missing claim",
+        ),
+        pytest.param(
+            provider_error(PC_GONE),
+            "Pending",
+            "Hydrating",
+            f"{LOOKING}: {PC_GONE}",
+            id="provider: its ClusterProviderConfig not found, not the claim",
+        ),
+        pytest.param(
+            provider_error(KUBECONFIG_GONE),
+            "Pending",
+            "Hydrating",
+            f"{LOOKING}: {KUBECONFIG_GONE}",
+            id="provider: the kubeconfig Secret not found, not the claim",
         ),
         pytest.param(
             echoed("Pending"),

@@ -18,6 +18,7 @@ from modelfleet_contracts.models.inferencecluster import (
 )
 from modelfleet_contracts.observed import ObservedObject
 from modelfleet_contracts.outcome import Outcome
+from modelfleet_contracts.provider_errors import provider_config_absent, remote_absent
 from modelfleet_contracts.spec import InvalidSpec, filled, parse_spec
 
 from compose_inference_cluster import manifests as m
@@ -27,6 +28,9 @@ HELM_PROVIDER_CONFIG = "helm-provider-config"
 NAMESPACE = "workload-namespace"
 STORAGE = "storage-class"
 LWS = "leaderworkerset"
+
+# Connected False while what the function composed comes up (a Normal event, see status.py).
+CONNECTING = "Connecting"
 
 
 def spec_problem(spec: InferenceClusterSpec) -> str | None:
@@ -98,22 +102,7 @@ def compose_cluster(
         status["providerConfigName"] = pc_name
     if connected:
         status["workloadNamespace"] = namespace
-        connected_cond = Status.true(
-            "Connected", "Available", f"namespace {namespace} is Active via {pc_name}"
-        )
-    elif not pc_exists:
-        connected_cond = Status.false(
-            "Connected",
-            "ProviderConfigNotFound",
-            f"ClusterProviderConfig {pc_name} does not exist yet",
-        )
-    else:
-        failing = ns_obj.failure_message if ns_obj is not None else ""
-        detail = failing or "waiting for it to become Active"
-        connected_cond = Status.false(
-            "Connected", "Unavailable", f"namespace {namespace} via {pc_name}: {detail}"
-        )
-    out.conditions.append(connected_cond)
+    out.conditions.append(_connected(spec, pc_name, pc_exists, namespace, ns_obj))
 
     storage_cond = _compose_storage(spec, name, pc_name, observed, out, status)
     out.conditions.append(storage_cond)
@@ -121,6 +110,53 @@ def compose_cluster(
     out.status = status
     out.ready = connected and storage_cond.status and lws_ready
     return out
+
+
+def _provider_error(obj: ObservedObject | None, pc_name: str) -> str:
+    """The provider's error on a composed Object, unless it only says that the provider config
+    did not exist when it last tried: it retries once it does, and `Connected` says whether it
+    does (waiting for the function's own composition is progress, not a fault)."""
+    failing = obj.failure_message if obj is not None else ""
+    return "" if provider_config_absent(failing, pc_name) else failing
+
+
+def _connected(
+    spec: InferenceClusterSpec,
+    pc_name: str,
+    pc_exists: bool,
+    namespace: str,
+    ns_obj: ObservedObject | None,
+) -> Status:
+    if pc_exists and ns_obj is not None and ns_obj.ready:
+        return Status.true(
+            "Connected", "Available", f"namespace {namespace} is Active via {pc_name}"
+        )
+    secret_ref = spec.connection.kubeconfigSecretRef
+    if not pc_exists and secret_ref:
+        # Composed in this very call from the kubeconfig Secret: Crossplane creates it next.
+        return Status.false(
+            "Connected",
+            CONNECTING,
+            f"creating ClusterProviderConfig {pc_name} from Secret "
+            f"{secret_ref.namespace}/{secret_ref.name}",
+        )
+    if not pc_exists:
+        # The user named it: only they can create it.
+        return Status.false(
+            "Connected",
+            "ProviderConfigNotFound",
+            f"ClusterProviderConfig {pc_name} does not exist: create it, or check "
+            "spec.connection.providerConfigName",
+        )
+    where = f"namespace {namespace} via {pc_name}"
+    failing = _provider_error(ns_obj, pc_name)
+    if failing:
+        return Status.false("Connected", "Unavailable", f"{where}: {failing}")
+    stale = ns_obj.failure_message if ns_obj is not None else ""
+    waiting = f"{where}: waiting for it to become Active"
+    if stale:
+        waiting += f" (provider-kubernetes last tried before {pc_name} existed: {stale})"
+    return Status.false("Connected", CONNECTING, waiting)
 
 
 def _compose_storage(
@@ -141,23 +177,29 @@ def _compose_storage(
     class_name = m.storage_class_name(name, storage)
     out.desired[STORAGE] = m.storage_object(name, pc_name, storage)
     obj = observed.get(STORAGE)
+    failing = _provider_error(obj, pc_name)
     if storage.storageClassName:
-        # Observe-only: the class exists once the provider has read it from the cluster.
+        # Observe-only: the class exists once the provider has read it from the cluster, and
+        # is missing only on the cluster's word; any other error is the provider's, said as is.
         exists = obj is not None and bool(obj.remote_provisioner)
-        if obj is not None and not exists and obj.failure_message:
+        if not exists and remote_absent(failing, class_name):
             status["storage"] = rwx_status(class_name, ready=False)
             return Status.false(
                 "StorageReady",
                 "StorageClassNotFound",
-                f"StorageClass {class_name} not found on the cluster: {obj.failure_message}",
+                f"StorageClass {class_name} not found on the cluster: {failing}",
             )
+        cannot = f"cannot read StorageClass {class_name} from the cluster"
     else:
         exists = obj is not None and obj.ready
+        cannot = f"cannot create StorageClass {class_name} on the cluster"
     status["storage"] = rwx_status(class_name, ready=exists)
     if exists:
         return Status.true(
             "StorageReady", "Available", f"StorageClass {class_name} (ReadWriteMany)"
         )
+    if failing:
+        return Status.false("StorageReady", "Unavailable", f"{cannot}: {failing}")
     return Status.false("StorageReady", "Creating", f"waiting for StorageClass {class_name}")
 
 

@@ -8,6 +8,7 @@ starts over.
 from dataclasses import dataclass
 
 from modelfleet_contracts.observed import ObservedObject
+from modelfleet_contracts.provider_errors import reference_absent, remote_absent
 
 PENDING, HYDRATING, READY, FAILED = "Pending", "Hydrating", "Ready", "Failed"
 
@@ -32,14 +33,10 @@ class Observed:
     job: ObservedObject | None = None
 
 
-def _mentions_missing(message: str) -> bool:
-    text = message.lower()
-    return "not found" in text or "does not exist" in text or "notfound" in text
-
-
-def secret_missing(secret: ObservedObject | None) -> bool:
-    """provider-kubernetes could not copy the user's Secret (it reports that on the Object)."""
-    return secret is not None and _mentions_missing(secret.failure_message)
+def secret_missing(secret: ObservedObject | None, name: str) -> bool:
+    """provider-kubernetes says the user's Secret `name` it copies from does not exist; not
+    when it cannot reach the cluster or finds no provider config (also "... not found")."""
+    return secret is not None and reference_absent(secret.failure_message, name)
 
 
 def derive_cluster_phase(
@@ -65,9 +62,10 @@ def derive_cluster_phase(
         return ClusterPhase(PENDING, f"creating claim {claim_name} in {namespace}")
     claim = observed.claim
     if claim.remote_phase != "Bound":
-        # Missing only on the provider's word: an Object it has not reconciled yet, or one it
-        # cannot reach the cluster for, says nothing about the claim.
-        if byo_claim and _mentions_missing(claim.failure_message):
+        # Missing only on the provider's word about this claim: an Object it has not
+        # reconciled yet, or one it cannot reach the cluster for (or finds no provider config
+        # for: "... not found" too), says nothing about the claim.
+        if byo_claim and remote_absent(claim.failure_message, claim_name):
             return ClusterPhase(
                 PENDING,
                 f"claim {claim_name} not found in namespace {namespace} on cluster {cluster}; "
@@ -79,7 +77,7 @@ def derive_cluster_phase(
             return ClusterPhase(PENDING, f"{looking}: {detail}" if detail else looking)
         phase = claim.remote_phase or "not yet observed"
         return ClusterPhase(PENDING, f"claim {claim_name} not bound ({phase})")
-    if secret_ref and secret_missing(observed.secret):
+    if secret_ref and secret_missing(observed.secret, secret_ref):
         return ClusterPhase(
             PENDING,
             f"Secret {cache_namespace}/{secret_ref} not found on the control plane; "

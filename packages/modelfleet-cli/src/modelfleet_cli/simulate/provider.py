@@ -148,9 +148,10 @@ class Providers:
             name = str(source.get("name") or "")
             secret = self._secrets(namespace, name)
             if secret is None:
+                # provider-kubernetes' words (modelfleet_contracts.provider_errors).
                 raise ApplyError(
-                    f'cannot resolve references: Secret "{name}" not found '
-                    f'in namespace "{namespace}"'
+                    "observe failed: cannot resolve resource references: "
+                    f'cannot get referenced resource: secrets "{name}" not found'
                 )
             value = _get_path(secret, str(source.get("fieldPath") or ""))
             if value is None:
