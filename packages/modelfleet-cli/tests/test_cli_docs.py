@@ -72,3 +72,37 @@ def test_docs_quote_the_quickstart_timeline_as_simulate_prints_it():
                 assert line in printed[position:], f"{name}: not printed (in order): {line!r}"
                 position = printed.index(line, position) + 1
     assert quoted_blocks == len(DOCS_QUOTING_SIMULATE)
+
+
+def documented_fault_run() -> list[str]:
+    """The `--fault` arguments of the simulate command docs/cli.md shows."""
+    [command] = [
+        line
+        for line in CLI_DOC.read_text().splitlines()
+        if line.startswith("uv run") and "--fault" in line
+    ]
+    return command.split()[command.split().index("simulate") + 2 :]
+
+
+def test_the_documented_faults_act_in_the_rounds_the_docs_say():
+    """docs/cli.md: `hydration-fails:gke-dev@3` fails the quickstart Job's attempt in round 3
+    and the cache reports it in round 4; `@4` finds no Job running."""
+    faults = documented_fault_run()
+    assert "hydration-fails:gke-dev@3" in faults
+    outcome = CliRunner().invoke(simulate, [str(EXAMPLES / "quickstart"), *faults, "--quiet"])
+    assert outcome.exit_code == ExitCode.OK, outcome.output
+    printed = outcome.stdout.splitlines()
+    assert "round 3   ! fault injected: hydration-fails:gke-dev@3" in printed
+    failed = [p for p in printed if "1 of 4 attempts failed so far" in p]
+    assert failed and "1 of 4 attempts failed so far" in CLI_DOC.read_text()
+    cache_header = printed.index(
+        next(p for p in printed if p.startswith("round 4") and "ModelCache" in p)
+    )
+    assert printed[cache_header + 1] == failed[0], "the cache reports it first in round 4"
+    assert "fault hydration-fails:gke-dev@3: survived" in printed
+
+    later = CliRunner().invoke(
+        simulate, [str(EXAMPLES / "quickstart"), "--fault", "hydration-fails:gke-dev@4", "--quiet"]
+    )
+    assert later.exit_code == ExitCode.FAULT_NOT_SURVIVED
+    assert "fault hydration-fails:gke-dev@4: did not take effect" in later.stdout

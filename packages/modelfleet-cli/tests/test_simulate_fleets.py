@@ -120,7 +120,7 @@ def _precious(result: dict[str, Any], cluster: str) -> set[tuple[str, str]]:
 
 FAULTS = [
     pytest.param(
-        "hydration-fails:gke-a", "attempts failed", id="hydration fails once, then succeeds"
+        "hydration-fails:gke-a@3", "attempts failed", id="hydration fails once, then succeeds"
     ),
     pytest.param(
         "cluster-flaps:gke-a@6+2", "not connected", id="cluster status flaps for 2 rounds"
@@ -177,7 +177,7 @@ def test_every_xr_held_for_unresolved_requirements_says_what_it_waits_for(functi
 
 
 def test_hydration_that_always_fails_is_reported_and_nothing_is_deleted(functions, two_clusters):
-    result = run(functions, two_clusters, "hydration-fails-always:gke-a", rounds=12)
+    result = run(functions, two_clusters, "hydration-fails-always:gke-a@3", rounds=12)
     assert result["result"] == "RoundLimit"
     assert "hydration failed" in result["reason"] and "BackoffLimitExceeded" in result["reason"]
     rows = {

@@ -82,11 +82,23 @@ def test_a_pinned_commit_is_the_one_reported():
     assert annotations(c)[hydration.REVISION] == "c" * 40
 
 
-def test_a_failed_attempt_keeps_what_it_fetched_and_the_next_resumes():
-    c = cluster(rounds=2)
-    c.hydration_faults.append(HydrationFault(1))
+def test_the_attempt_running_when_a_fault_is_armed_fails_then_and_the_next_resumes():
+    c = cluster(rounds=4)
     c.apply(job())
-    done = run(c, 4, reapply=job())
-    assert done == sorted(done), "never backwards"
-    assert done[-1] == 100 * GIB
-    assert c.get(job())["status"]["failed"] == 1
+    done = run(c, 2, reapply=job())  # the attempt has fetched half
+    c.hydration_faults.append(HydrationFault(1))  # the control plane arms it in its round
+    done += run(c, 5, reapply=job())
+    quarter = 25 * GIB
+    # it fails at once, keeping its half; the next attempt's figures never go backwards
+    assert done == [
+        quarter,
+        2 * quarter,
+        2 * quarter,
+        2 * quarter,
+        2 * quarter,
+        3 * quarter,
+        4 * quarter,
+    ]
+    status = c.get(job())["status"]
+    assert (status["failed"], status["succeeded"]) == (1, 1)
+    assert c.events == ["Job modelfleet/hydrate: pod attempt 1 failed (simulated)"]

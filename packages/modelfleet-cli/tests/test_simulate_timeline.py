@@ -84,7 +84,7 @@ RUNS = [
     pytest.param("quickstart", (), id="quickstart"),
     pytest.param(
         "quickstart",
-        ("hydration-fails:gke-dev", "cluster-flaps:gke-dev@5+2"),
+        ("hydration-fails:gke-dev@3", "cluster-flaps:gke-dev@5+2"),
         id="quickstart with faults",
     ),
     pytest.param("multinode", (), id="multinode"),

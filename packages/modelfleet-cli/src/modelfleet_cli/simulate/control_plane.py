@@ -125,8 +125,7 @@ class ControlPlane:
                         f"fault {fault.describe()}: no InferenceCluster {fault.target}"
                     )
                 failures = 1 if fault.kind == f.HYDRATION_FAILS else None
-                self.hydration_faults[fault] = HydrationFault(failures)
-                cluster.hydration_faults.append(self.hydration_faults[fault])
+                self.hydration_faults[fault] = HydrationFault(failures)  # armed in its round
         self.providers = Providers(self.clusters, self._provider_config_cluster, self._secret)
 
     # --- the store ------------------------------------------------------------------------
@@ -220,10 +219,14 @@ class ControlPlane:
         self.took_effect.setdefault(fault.describe(), self.round)
 
     def _inject(self) -> None:
-        """Faults that act at the start of a round: deletions and re-applies."""
+        """Faults that act at the start of a round: deletions and re-applies, and hydration
+        faults armed on (or disarmed from) their cluster, whose Job attempts then fail."""
         for fault in self.faults:
             if fault.active(self.round):
                 self.applied.setdefault(fault.describe(), self.round)
+            if fault in self.hydration_faults:
+                self._arm_hydration_fault(fault)
+                continue
             if fault.kind == f.CLUSTER_DELETED:
                 key: Key = (API_VERSION, INFERENCE_CLUSTER, "", fault.target)
             elif fault.kind == f.CACHE_DELETED:
@@ -240,6 +243,14 @@ class ControlPlane:
                 )  # the user applies it again
                 if original is not None:
                     self._add_xr(copy.deepcopy(original))
+
+    def _arm_hydration_fault(self, fault: f.Fault) -> None:
+        armed = self.clusters[fault.target].hydration_faults
+        hydration = self.hydration_faults[fault]
+        if self.round == fault.round:
+            armed.append(hydration)
+        elif self.round == fault.until:
+            armed[:] = [h for h in armed if h is not hydration]
 
     def _call(self, name: str, req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
         key = self._current

@@ -4,8 +4,8 @@ command line (`--fault cluster-flaps:gke-us@3+2`) or as mappings in `simulation.
 from dataclasses import dataclass
 from typing import Any
 
-HYDRATION_FAILS = "hydration-fails"  # one pod attempt of the hydration Job fails, then it succeeds
-HYDRATION_FAILS_ALWAYS = "hydration-fails-always"  # every attempt fails: the Job fails
+HYDRATION_FAILS = "hydration-fails"  # the hydration Job's next attempt from ROUND fails, once
+HYDRATION_FAILS_ALWAYS = "hydration-fails-always"  # every attempt from ROUND fails: the Job fails
 CLUSTER_FLAPS = "cluster-flaps"  # the InferenceCluster's status reads disconnected
 OBSERVED_MISSING = "observed-missing"  # an XR's observed composed resources are not passed
 REQUIREMENT_UNRESOLVED = "requirement-unresolved"  # an XR's requirements are not resolved

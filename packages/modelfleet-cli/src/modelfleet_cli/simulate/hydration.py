@@ -26,7 +26,8 @@ SHARD = 5 * GIB
 
 @dataclass
 class HydrationFault:
-    """Pod attempts of matching hydration Jobs that fail (None: every attempt)."""
+    """Pod attempts of matching hydration Jobs that fail (None: every attempt). A cluster
+    holds it only while the fault is active: the control plane arms it in the fault's round."""
 
     failures: int | None
     cache: str = ""  # "<namespace>/<name>" of the ModelCache, or "" for every cache

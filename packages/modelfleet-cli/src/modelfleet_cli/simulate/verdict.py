@@ -35,7 +35,8 @@ def assess(
     for fault in plane.faults:
         start = plane.applied.get(fault.describe())
         hydration = fault.kind in (f.HYDRATION_FAILS, f.HYDRATION_FAILS_ALWAYS)
-        first = 1 if hydration else (start or plane.round + 1)
+        first = start or plane.round + 1
+        # A failed attempt is told for as long as the cache reports it.
         last = plane.round if hydration or fault.until is None else fault.until + 1
         verdict = FaultVerdict(fault.describe(), start, plane.took_effect.get(fault.describe()))
         verdict.lost = [asdict(x) for x in plane.losses if x.round >= first]

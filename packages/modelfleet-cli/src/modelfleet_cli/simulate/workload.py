@@ -263,17 +263,19 @@ class WorkloadCluster:
         claims = _claims(template)
         claim = self.objects.get(("PersistentVolumeClaim", key[1], claims[0])) if claims else None
         fault = matching_fault(self.hydration_faults, obj)
-        # A failing attempt gets no further than half way; a good one fetches a share a round.
-        share = progress / self.hydration_rounds
-        report_progress(obj, claim, share if fault is None else min(share, 0.5))
+        if fault is not None:
+            # The attempt running while a fault is armed fails this round, fetching nothing
+            # more; what it fetched stays, and the next attempt resumes from it.
+            report_progress(obj, claim, 0.0)
+            self._job_progress[key] = 0
+            attempts = fail_attempt(obj, fault)
+            self.events.append(f"{describe(key)}: pod attempt {attempts} failed (simulated)")
+            return
+        report_progress(obj, claim, progress / self.hydration_rounds)  # a share a round
         if progress < self.hydration_rounds:
             return
         self._job_progress[key] = 0
-        if fault is None:
-            complete(status)
-            return
-        attempts = fail_attempt(obj, fault)
-        self.events.append(f"{describe(key)}: pod attempt {attempts} failed (simulated)")
+        complete(status)
 
     def _schedule_workloads(self) -> None:
         """Place every workload's pods on node pools, first created first served, and write
