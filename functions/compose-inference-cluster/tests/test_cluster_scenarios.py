@@ -299,8 +299,8 @@ def test_leaderworkerset_default_version_is_named_in_the_condition():
     assert "0.7.0" in conditions(rsp)["LeaderWorkerSetReady"].message
     failing = observed_object(release, ready=False, synced_error="chart not found")
     rsp = run(xr, {LWS: failing})
-    assert cond(rsp, "LeaderWorkerSetReady") == (False, "Installing")
-    assert "chart not found" in conditions(rsp)["LeaderWorkerSetReady"].message
+    assert cond(rsp, "LeaderWorkerSetReady") == (False, "Unavailable")
+    assert "0.7.0: chart not found" in conditions(rsp)["LeaderWorkerSetReady"].message
     assert LWS in desired_resources(rsp)
 
 

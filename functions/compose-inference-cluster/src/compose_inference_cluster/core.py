@@ -224,7 +224,26 @@ def _compose_lws(
             Status.true("LeaderWorkerSetReady", "Installed", f"LeaderWorkerSet chart {version}")
         )
         return True
+    # provider-helm's error is the install's failure, unless it only predates the provider
+    # config this very function composes from the kubeconfig Secret (Crossplane creates it
+    # next): that is progress. A user-named one that is missing is theirs to create.
     failing = release.failure_message if release is not None else ""
-    detail = failing or f"installing the LeaderWorkerSet chart {version}"
-    out.conditions.append(Status.false("LeaderWorkerSetReady", "Installing", detail))
+    if secret_ref:
+        failing = _provider_error(release, pc_name)
+    if failing:
+        out.conditions.append(
+            Status.false(
+                "LeaderWorkerSetReady",
+                "Unavailable",
+                f"cannot install the LeaderWorkerSet chart {version}: {failing}",
+            )
+        )
+    else:
+        out.conditions.append(
+            Status.false(
+                "LeaderWorkerSetReady",
+                "Installing",
+                f"installing the LeaderWorkerSet chart {version}",
+            )
+        )
     return False
