@@ -10,6 +10,13 @@ from typing import Any
 import pytest
 from compose_inference_cluster.core import LWS, NAMESPACE, PROVIDER_CONFIG, STORAGE
 from compose_inference_cluster.fn import NAMED_PROVIDER_CONFIG
+from modelfleet_devtools.provider_words import (
+    OBSERVE_ONLY_ABSENT,
+    UNAUTHORIZED,
+    connection_refused,
+    kubeconfig_secret_gone,
+    provider_config_gone,
+)
 from modelfleet_devtools.requests import (
     condition_status,
     conditions,
@@ -20,21 +27,10 @@ from modelfleet_devtools.requests import (
 from modelfleet_devtools.world import observed_object
 from test_cluster_scenarios import PROVISIONERS, cluster, cond, run
 
-PC_GONE = (
-    "connect failed: cannot get provider config: "
-    'clusterproviderconfigs.kubernetes.m.crossplane.io "gke-us" not found'
-)
-KUBECONFIG_GONE = (
-    "connect failed: cannot build kube client for provider config: cannot get credentials: "
-    'secrets "gke-us-kubeconfig" not found'
-)
-REFUSED = (
-    "observe failed: cannot get object: Get "
-    '"https://10.0.0.1:443/api/v1/namespaces/modelfleet": dial tcp 10.0.0.1:443: connect: '
-    "connection refused"
-)
-UNAUTHORIZED = "observe failed: cannot get object: Unauthorized"
-CLASS_ABSENT = "observe failed: external resource does not exist"
+PC_GONE = provider_config_gone()
+KUBECONFIG_GONE = kubeconfig_secret_gone()
+REFUSED = connection_refused("/api/v1/namespaces/modelfleet")
+CLASS_ABSENT = OBSERVE_ONLY_ABSENT
 CREATE_FORBIDDEN = (
     'create failed: cannot create object: storageclasses.storage.k8s.io is forbidden: User "x" '
     'cannot create resource "storageclasses" in API group "storage.k8s.io" at the cluster scope'
@@ -282,10 +278,7 @@ def test_storage_ready_says_missing_only_on_the_clusters_word(
     )
 
 
-HELM_PC_GONE = (
-    "connect failed: cannot get ProviderConfig: "
-    'clusterproviderconfigs.helm.m.crossplane.io "gke-us" not found'
-)
+HELM_PC_GONE = provider_config_gone(provider="helm")
 INSTALL_FAILED = (
     "create failed: failed to install release: failed to pull chart: "
     "oci://registry.k8s.io/lws/charts/lws:0.7.0: not found"

@@ -6,6 +6,7 @@ import copy
 
 import pytest
 from cache_world import US, desired_resources, keys, model_cache, reason, reconcile, rows
+from modelfleet_devtools.provider_words import kubeconfig_secret_gone, provider_config_gone
 from modelfleet_devtools.requests import events
 from modelfleet_devtools.world import observed_object
 
@@ -36,14 +37,8 @@ def echoed(phase: str):
     return lambda obj: observed_object(obj, remote_status={"phase": phase}, ready=phase == "Bound")
 
 
-PC_GONE = (
-    "connect failed: cannot get provider config: "
-    'clusterproviderconfigs.kubernetes.m.crossplane.io "gke-us" not found'
-)
-KUBECONFIG_GONE = (
-    "connect failed: cannot build kube client for provider config: cannot get credentials: "
-    'secrets "gke-us-kubeconfig" not found'
-)
+PC_GONE = provider_config_gone()
+KUBECONFIG_GONE = kubeconfig_secret_gone()
 LOOKING = "looking for claim shared-models in namespace modelfleet on cluster gke-us"
 NOT_FOUND = "claim shared-models not found in namespace modelfleet on cluster gke-us"
 

@@ -5,27 +5,20 @@ claim and the Secret's Object stay composed."""
 
 import pytest
 from cache_world import US, bound, keys, model_cache, reason, reconcile, rows
+from modelfleet_devtools.provider_words import (
+    connection_refused,
+    kubeconfig_secret_gone,
+    provider_config_gone,
+    referenced_secret_gone,
+)
 from modelfleet_devtools.requests import desired_resources, events
 from modelfleet_devtools.world import observed_object
 
 GATED = {"repo": "meta-llama/Llama-3.1-8B-Instruct", "tokenSecretRef": {"name": "hf-token"}}
-SECRET_GONE = (
-    "observe failed: cannot resolve resource references: cannot get referenced resource: "
-    'secrets "hf-token" not found'
-)
-PC_GONE = (
-    "connect failed: cannot get provider config: "
-    'clusterproviderconfigs.kubernetes.m.crossplane.io "gke-us" not found'
-)
-KUBECONFIG_GONE = (
-    "connect failed: cannot build kube client for provider config: cannot get credentials: "
-    'secrets "gke-us-kubeconfig" not found'
-)
-REFUSED = (
-    "observe failed: cannot get object: Get "
-    '"https://10.0.0.1:443/api/v1/namespaces/modelfleet/secrets/x": dial tcp 10.0.0.1:443: '
-    "connect: connection refused"
-)
+SECRET_GONE = referenced_secret_gone("hf-token")
+PC_GONE = provider_config_gone()
+KUBECONFIG_GONE = kubeconfig_secret_gone()
+REFUSED = connection_refused("/api/v1/namespaces/modelfleet/secrets/x")
 
 
 @pytest.mark.parametrize(

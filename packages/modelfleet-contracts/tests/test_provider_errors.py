@@ -7,28 +7,22 @@ from modelfleet_contracts.provider_errors import (
     reference_absent,
     remote_absent,
 )
+from modelfleet_devtools.provider_words import (
+    OBSERVE_ONLY_ABSENT,
+    UNAUTHORIZED,
+    connection_refused,
+    kubeconfig_secret_gone,
+    provider_config_gone,
+    referenced_secret_gone,
+)
 
-PC_GONE = (
-    "connect failed: cannot get provider config: "
-    'clusterproviderconfigs.kubernetes.m.crossplane.io "gke-us" not found'
-)
-KUBECONFIG_GONE = (
-    "connect failed: cannot build kube client for provider config: cannot get credentials: "
-    'secrets "gke-us" not found'
-)
+PC_GONE = provider_config_gone()
+KUBECONFIG_GONE = kubeconfig_secret_gone("gke-us")
 LEGACY_PC_GONE = (
     'cannot get ProviderConfig: ProviderConfig.kubernetes.crossplane.io "gke-us" not found'
 )
-OBSERVE_ONLY_ABSENT = "observe failed: external resource does not exist"
-SECRET_GONE = (
-    "observe failed: cannot resolve resource references: cannot get referenced resource: "
-    'secrets "hf-token" not found'
-)
-REFUSED = (
-    'observe failed: cannot get object: Get "https://10.0.0.1:443/apis/storage.k8s.io/v1/'
-    'storageclasses/filestore-rwx": dial tcp 10.0.0.1:443: connect: connection refused'
-)
-UNAUTHORIZED = "observe failed: cannot get object: Unauthorized"
+SECRET_GONE = referenced_secret_gone("hf-token")
+REFUSED = connection_refused("/apis/storage.k8s.io/v1/storageclasses/filestore-rwx")
 FORBIDDEN = (
     'observe failed: cannot get object: storageclasses.storage.k8s.io "filestore-rwx" is '
     'forbidden: User "system:serviceaccount:default:modelfleet" cannot get resource '
