@@ -1,9 +1,10 @@
 """Deciding what an InferenceCluster composes and reports, from plain data.
 
 Status is written only from what was observed: the provider config name once the config
-exists, the workload namespace once the Namespace is Active on the cluster, storage once the
-class is there. Consumers (cache, scheduler, replica) act on the status, so reporting ahead
-of reality would send them to a cluster that cannot take work yet.
+exists, the workload namespace once the Namespace is Active on the cluster, storage `ready`
+once the class is there (before that, the class it waits for with `ready: false`, which every
+consumer reads as no shared storage yet). Consumers (cache, scheduler, replica) act on the
+status, so reporting ahead of reality would send them to a cluster that cannot take work yet.
 """
 
 from typing import Any
