@@ -10,11 +10,12 @@ from pathlib import Path
 
 from . import pki
 from .kube import KubeClient, resource_path
-from .processes import Processes, free_port, wait_for
+from .processes import Processes, free_port, port_in_use, wait_for
 
 CROSSPLANE_NAMESPACE = "crossplane-system"
 ROOT_CA_SECRET = "crossplane-root-ca"
 CLIENT_SECRET = "crossplane-tls-client"
+FIXED_PROVIDER_PORTS = (8080, 9443)
 
 
 def _secret_files(client: KubeClient, name: str, folder: Path) -> dict[str, Path]:
@@ -108,6 +109,13 @@ def start_provider_kubernetes(
     processes: Processes, bins: Path, work: Path, client: KubeClient, *, poll: str = "15s"
 ) -> None:
     """provider-kubernetes as a local process; its webhook certs are throwaway."""
+    # It binds its metrics (:8080) and webhook (:9443) ports with no flag to move them.
+    busy = [port for port in FIXED_PROVIDER_PORTS if port_in_use(port)]
+    if busy:
+        raise RuntimeError(
+            f"provider-kubernetes needs ports {FIXED_PROVIDER_PORTS}, and {busy} are in use "
+            "(another control plane of this suite still running?)"
+        )
     certs = work / "provider-kubernetes-tls"
     ca = pki.make_ca(certs, "provider-ca")
     # Signed as tls.crt/tls.key: the names the provider reads from the folder.

@@ -58,3 +58,63 @@ def condition(obj: Json | None, kind: str) -> Json:
         if found.get("type") == kind:
             return dict(found)
     return {}
+
+
+# Deleted in this order: what serves, then what stages, then the clusters they reach through.
+DELETION_ORDER = ("ModelReplica", "ModelDeployment", "ModelCache", "InferenceCluster")
+CONTROL_PLANE_LEFTOVERS = (
+    ("kubernetes.m.crossplane.io/v1alpha1", "objects"),
+    ("modelfleet.io/v1alpha1", "modelreplicas"),
+    ("protection.crossplane.io/v1beta1", "usages"),
+)
+WORKLOAD_KINDS = (
+    ("v1", "persistentvolumeclaims"),
+    ("batch/v1", "jobs"),
+    ("apps/v1", "deployments"),
+    ("leaderworkerset.x-k8s.io/v1", "leaderworkersets"),
+    ("v1", "services"),
+    ("rbac.authorization.k8s.io/v1", "roles"),
+    ("rbac.authorization.k8s.io/v1", "rolebindings"),
+)
+
+
+def delete_fleet(plane: RealControlPlane, objects: list[Json]) -> None:
+    """`kubectl delete` every XR of the fleet, kind by kind, waiting for each to be gone."""
+    from .processes import wait_for
+
+    for kind in DELETION_ORDER:
+        xrs = [o for o in objects if o["kind"] == kind]
+        for xr in xrs:
+            plane.client.delete(xr_path(xr))
+        wait_for(
+            lambda xrs=xrs: not any(plane.client.get(xr_path(x)) for x in xrs),
+            what=f"every {kind} of the fleet to be deleted",
+            timeout=240,
+            every=2,
+        )
+
+
+def leftovers(plane: RealControlPlane) -> list[str]:
+    """What is still there after a fleet was deleted: on the control plane, and on every
+    workload cluster outside Kubernetes' own namespaces (ServiceAccounts Kubernetes makes per
+    namespace and the root CA ConfigMap aside)."""
+    left = []
+    for api, plural in CONTROL_PLANE_LEFTOVERS:
+        try:
+            items = plane.client.list(resource_path(api, plural))
+        except Exception:
+            continue
+        left += [
+            f"control plane {plural} {i['metadata'].get('namespace')}/{i['metadata']['name']}"
+            for i in items
+        ]
+    for name, cluster in plane.clusters.clusters.items():
+        for api, plural in WORKLOAD_KINDS:
+            for item in cluster.client.list(resource_path(api, plural)):
+                namespace = item["metadata"].get("namespace", "")
+                if namespace.startswith("kube-") or (
+                    plural == "services" and namespace == "default"
+                ):
+                    continue
+                left.append(f"{name} {plural} {namespace}/{item['metadata']['name']}")
+    return left

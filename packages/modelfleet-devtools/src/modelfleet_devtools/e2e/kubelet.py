@@ -39,9 +39,9 @@ def _conditions(obj: Json) -> dict[str, str]:
     }
 
 
-def _path(obj: Json, plural: str) -> str:
-    meta = obj["metadata"]
-    return resource_path(obj["apiVersion"], plural, meta.get("namespace"), meta["name"])
+def _path(obj: Json, api_version: str, plural: str) -> str:
+    meta = obj["metadata"]  # items of a list carry no apiVersion of their own
+    return resource_path(api_version, plural, meta.get("namespace"), meta["name"])
 
 
 @dataclass
@@ -62,6 +62,8 @@ class KubeletStandIn:
             except ApiError as error:
                 if error.status not in (404, 409):  # gone or changed meanwhile: next pass
                     self.errors.append(f"{act.__name__}: {error}")
+            except Exception as error:  # a stand-in bug: keep it for the test to report
+                self.errors.append(f"{act.__name__}: {error!r}")
 
     def _bind_claims(self) -> None:
         classes = {
@@ -76,7 +78,7 @@ class KubeletStandIn:
                 continue  # no provisioner answers for a class that does not exist
             request = ((spec.get("resources") or {}).get("requests") or {}).get("storage", "1Gi")
             self.client.merge_patch(
-                _path(claim, "persistentvolumeclaims"),
+                _path(claim, "v1", "persistentvolumeclaims"),
                 {
                     "status": {
                         "phase": "Bound",
@@ -95,7 +97,7 @@ class KubeletStandIn:
         for job in self.client.list(resource_path("batch/v1", "jobs")):
             if {"Complete", "Failed"} & {k for k, v in _conditions(job).items() if v == "True"}:
                 continue
-            path = _path(job, "jobs")
+            path = _path(job, "batch/v1", "jobs")
             status = dict(job.get("status") or {})
             status.setdefault("startTime", _now())
             fault = hydration.matching_fault(self.faults, job)
@@ -149,11 +151,12 @@ class KubeletStandIn:
                 if error.status == 404:  # no LeaderWorkerSet CRD on this cluster
                     continue
                 raise
+            kind = "LeaderWorkerSet" if plural == "leaderworkersets" else "Deployment"
             for workload in workloads:
                 groups = int((workload.get("spec") or {}).get("replicas", 1))
                 ready = groups if self.room else 0
                 why = "" if self.room else "no node in the pool has room"
-                wanted = workload_status(workload["kind"], groups, ready, why)
+                wanted = workload_status(kind, groups, ready, why)
                 status = workload.get("status") or {}
                 generation = workload["metadata"].get("generation", 1)
                 if (
@@ -171,7 +174,7 @@ class KubeletStandIn:
                         condition.pop("lastUpdateTime")
                     wanted.pop("availableReplicas", None)
                 self.client.merge_patch(
-                    _path(workload, plural),
+                    _path(workload, api, plural),
                     {"status": {**wanted, "observedGeneration": generation}},
                     status=True,
                 )
@@ -191,6 +194,14 @@ class StandIns:
             self.clusters[stand_in.name] = stand_in
         if not self._thread.is_alive():
             self._thread.start()
+
+    def remove(self, name: str) -> None:
+        with self._lock:
+            self.clusters.pop(name, None)
+
+    def errors(self) -> list[str]:
+        with self._lock:
+            return [f"{c.name}: {e}" for c in self.clusters.values() for e in c.errors]
 
     def _loop(self) -> None:
         while not self._stop.wait(1.0):

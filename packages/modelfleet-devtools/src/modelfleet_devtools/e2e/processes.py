@@ -22,6 +22,11 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def port_in_use(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
 def wait_for(probe: Callable[[], T | None], *, what: str, timeout: float, every: float = 0.5) -> T:
     """Poll `probe` until it returns something truthy; fail naming `what` after `timeout`."""
     deadline = time.monotonic() + timeout
@@ -110,9 +115,17 @@ class Processes:
         return process
 
     def stop_all(self) -> None:
-        """Stop in reverse start order: clients before the API server, etcd last."""
-        for process in reversed(self.started):
-            process.stop()
+        """Stop in reverse start order: clients before the API server, etcd last. A second
+        Ctrl-C or SIGTERM meanwhile does not cut it short (that would orphan the rest)."""
+        previous = {
+            s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)
+        }
+        try:
+            for process in reversed(self.started):
+                process.stop()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
     def dead(self) -> list[Process]:
         return [p for p in self.started if not p.alive()]

@@ -8,11 +8,17 @@ from pathlib import Path
 
 import yaml
 
+from ..realcp import SHARED_REALCP_DIR, realcp_binary
 from . import crossplane, functions, packages
 from .kube import KubeClient, resource_path
 from .kubernetes import start_kubernetes
 from .processes import Processes, wait_for
 from .workload import WorkloadClusters
+
+BINARIES = (
+    "etcd", "kube-apiserver", "kube-controller-manager", "kubectl",
+    "crossplane-core", "crossplane", "provider-kubernetes", "crane",
+)  # fmt: skip
 
 CONFIGURATION: dict[str, object] = {
     "apiVersion": "pkg.crossplane.io/v1",
@@ -65,10 +71,28 @@ def _installed(client: KubeClient, kind: str, name: str) -> bool:
     return {c["type"]: c["status"] for c in conditions}.get("Healthy") == "True"
 
 
+def link_binaries(folder: Path) -> Path:
+    """One folder holding every real binary the control plane runs (links to where they are)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in BINARIES:
+        link = folder / name
+        if not link.exists():
+            link.symlink_to(realcp_binary(name))
+    return folder
+
+
 def start_control_plane(
-    bins: Path, shared_realcp: Path, work: Path, *, provider_poll: str = "15s"
+    bins: Path,
+    shared_realcp: Path,
+    work: Path,
+    *,
+    crossplane_poll: str = "1m",
+    provider_poll: str = "15s",
 ) -> RealControlPlane:
-    """Start everything and install Modelfleet from its Configuration package."""
+    """Start everything and install Modelfleet from its Configuration package.
+
+    `crossplane_poll` is Crossplane's --poll-interval: how soon an XR sees a change in a
+    resource it reads but does not compose (a ModelDeployment its ModelCache)."""
     processes = Processes(work / "logs")
     try:
         kube = start_kubernetes(processes, bins, work / "control-plane")
@@ -77,8 +101,9 @@ def start_control_plane(
         provider_crds = shared_realcp / "crds" / "provider-kubernetes"
         packages.publish(bins / "crossplane", bins / "crane", registry, provider_crds, work)
         root_ca = crossplane.start_crossplane(
-            processes, bins, shared_realcp / "crds" / "crossplane", work, client
-        )
+            processes, bins, shared_realcp / "crds" / "crossplane", work, client,
+            poll_interval=crossplane_poll,
+        )  # fmt: skip
         lws_crd = (
             shared_realcp.parent / "schemas" / "leaderworkerset.x-k8s.io_leaderworkersets.yaml"
         )
@@ -122,15 +147,14 @@ def start_control_plane(
         raise
 
 
-if __name__ == "__main__":  # a manual bring-up: python -m modelfleet_devtools.e2e.stack DIR
+if __name__ == "__main__":  # by hand: python -m modelfleet_devtools.e2e.stack DIR [EXAMPLE]
     import signal
     import sys
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop what it started
     started = time.monotonic()
-    plane = start_control_plane(
-        Path("/work/realcp-bin"), Path("/work/shared/realcp"), Path(sys.argv[1])
-    )
+    work = Path(sys.argv[1])
+    plane = start_control_plane(link_binaries(work / "bin"), SHARED_REALCP_DIR, work)
     print(f"up in {time.monotonic() - started:.0f}s; kubeconfig {plane.client.config.path}")
     if len(sys.argv) > 2:
         from .fleet import apply_fleet

@@ -155,5 +155,16 @@ class WorkloadClusters:
                 ensure_namespace(client, namespace)
             client.kubectl("apply", "--server-side", "-f", "-", stdin=yaml.safe_dump(obj))
 
+    def discard(self, name: str) -> None:
+        """Stop a workload cluster and forget it (the next fleet starts a fresh one)."""
+        cluster = self.clusters.pop(name, None)
+        if cluster is None:
+            return
+        self.stand_ins.remove(name)
+        names = {f"{name}-{part}" for part in ("etcd", "kube-apiserver", "kube-controller-manager")}
+        for process in [p for p in self.processes.started if p.name in names]:
+            process.stop()
+            self.processes.started.remove(process)
+
     def stop(self) -> None:
         self.stand_ins.stop()
