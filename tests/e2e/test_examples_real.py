@@ -8,7 +8,16 @@ whose nodes and controllers a stand-in plays (modelfleet_devtools.e2e.kubelet).
 
 from __future__ import annotations
 
+import base64
+import os
+
 import pytest
+from modelfleet_devtools.e2e.capture import (
+    comparable,
+    documented_view,
+    fleet_view,
+    write_documented_view,
+)
 from modelfleet_devtools.e2e.fleet import apply_fleet, delete_fleet, leftovers
 from modelfleet_devtools.e2e.outcome import (
     composed_replicas,
@@ -55,6 +64,40 @@ def differences(expected: dict, seen: dict) -> str:
     return "\n".join(lines)
 
 
+def leaked_secrets(plane: RealControlPlane, objects: list[dict]) -> list[str]:
+    """Where a value of the fleet's Secrets shows up: in an XR, an Object (its status
+    included), an event, or a function's log. Tokens reach the clusters only through
+    provider-kubernetes' patchesFrom, so none of these may hold one."""
+    values = {
+        v
+        for o in objects
+        if o["kind"] == "Secret"
+        for v in [
+            *(o.get("stringData") or {}).values(),
+            *(base64.b64decode(x).decode() for x in (o.get("data") or {}).values()),
+        ]
+        if len(v) >= 8
+    }
+    if not values:
+        return []
+    kinds = "inferenceclusters,modelcaches,modeldeployments,modelreplicas,objects,events"
+    places = {"kubectl get " + kinds: plane.client.kubectl("get", kinds, "-A", "-o", "json")}
+    for function in plane.endpoints:
+        places[f"{function} log"] = plane.processes.named(function).log.read_text()
+    return [f"{v[:4]}... in {where}" for where, text in places.items() for v in values if v in text]
+
+
+def check_documented_view(plane: RealControlPlane) -> None:
+    """docs/getting-started.md shows this run's `kubectl get` (written when asked to)."""
+    view = fleet_view(plane)
+    if os.environ.get("MODELFLEET_E2E_WRITE_DOCS") == "1":
+        write_documented_view(view)
+    assert comparable(documented_view()) == comparable(view), (
+        f"docs/getting-started.md shows another kubectl get than this run printed:\n{view}\n"
+        "(MODELFLEET_E2E_WRITE_DOCS=1 uv run pytest tests/e2e -k quickstart writes it)"
+    )
+
+
 @pytest.mark.parametrize("example", EXAMPLES)
 def test_example_reaches_what_simulate_says_then_deletes_cleanly(
     real_control_plane: RealControlPlane, example: str
@@ -69,6 +112,9 @@ def test_example_reaches_what_simulate_says_then_deletes_cleanly(
             + differences(expected, seen)
         )
         assert not plane.clusters.stand_ins.errors()
+        if example == "quickstart":
+            check_documented_view(plane)
+        assert not leaked_secrets(plane, objects)
         delete_fleet(plane, objects)
         left: list[str] = []
         wait_for(
