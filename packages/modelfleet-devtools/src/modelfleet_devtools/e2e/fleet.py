@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -89,12 +90,15 @@ def delete_fleet(plane: RealControlPlane, objects: list[Json]) -> None:
     """`kubectl delete` every XR of the fleet, kind by kind, waiting for each to be gone."""
     from .processes import wait_for
 
+    def gone(xrs: list[Json]) -> bool:
+        return not any(plane.client.get(xr_path(x)) for x in xrs)
+
     for kind in DELETION_ORDER:
         xrs = [o for o in objects if o["kind"] == kind]
         for xr in xrs:
             plane.client.delete(xr_path(xr))
         wait_for(
-            lambda xrs=xrs: not any(plane.client.get(xr_path(x)) for x in xrs),
+            functools.partial(gone, xrs),
             what=f"every {kind} of the fleet to be deleted",
             timeout=240,
             every=2,
