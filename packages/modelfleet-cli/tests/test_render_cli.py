@@ -29,6 +29,30 @@ CACHE_XR = {
 }
 
 
+def observed_object(namespace: str = "ml-team", controller_uid: str | None = None) -> dict:
+    """A composed Object of CACHE_XR as a file of observed resources holds it."""
+    metadata: dict = {
+        "name": "qwen-claim",
+        "namespace": namespace,
+        "annotations": {"crossplane.io/composition-resource-name": "gke-dev-claim"},
+    }
+    if controller_uid is not None:
+        metadata["ownerReferences"] = [
+            {
+                "apiVersion": "modelfleet.io/v1alpha1",
+                "kind": "ModelCache",
+                "name": "qwen",
+                "uid": controller_uid,
+                "controller": True,
+            }
+        ]
+    return {
+        "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+        "kind": "Object",
+        "metadata": metadata,
+    }
+
+
 def composition(function: str) -> dict:
     return {
         "apiVersion": "apiextensions.crossplane.io/v1",
@@ -125,9 +149,9 @@ def test_a_fatal_result_fails_the_command_with_its_message(
         ),
         (
             "no Composition for the kind",
-            {"xr.yaml": yaml.safe_dump(dict(CACHE_XR, kind="Unknown"))},
+            {"xr.yaml": yaml.safe_dump(dict(CACHE_XR, apiVersion="example.org/v1", kind="XThing"))},
             ["xr.yaml"],
-            "no Composition in this repository's apis/ for modelfleet.io/v1alpha1 Unknown",
+            "no Composition in this repository's apis/ for example.org/v1 XThing",
         ),
         (
             "the function is not installed",
@@ -158,6 +182,25 @@ def test_a_fatal_result_fails_the_command_with_its_message(
             },
             ["xr.yaml", "--observed-resources", "observed.yaml"],
             "has no crossplane.io/composition-resource-name annotation",
+        ),
+        (
+            "an observed resource controlled by another XR (as CLI v2.5 refuses it)",
+            {
+                "xr.yaml": yaml.safe_dump(CACHE_XR),
+                "observed.yaml": yaml.safe_dump(observed_object(controller_uid="1234")),
+            },
+            ["xr.yaml", "--observed-resources", "observed.yaml"],
+            "invalid observed resources: [observed resource qwen-claim has a controller ref but "
+            "is not controlled by the XR]",
+        ),
+        (
+            "an observed resource in another namespace (as CLI v2.5 refuses it)",
+            {
+                "xr.yaml": yaml.safe_dump(CACHE_XR),
+                "observed.yaml": yaml.safe_dump(observed_object(namespace="other-team")),
+            },
+            ["xr.yaml", "--observed-resources", "observed.yaml"],
+            "observed resource qwen-claim is not in the same namespace as the XR",
         ),
     ],
 )

@@ -22,7 +22,7 @@ import jsonschema
 import kubernetes_validate
 import pytest
 import yaml
-from modelfleet_cli.xrd import cel_errors, to_json_schema, xr_envelope
+from modelfleet_cli.xrd import cel_errors, kubectl_path, to_json_schema, xr_envelope
 
 from modelfleet_devtools.paths import SHARED_SCHEMAS_DIR, xrd_paths
 
@@ -93,7 +93,7 @@ def _validator(api_version: str, kind: str) -> jsonschema.Draft7Validator | None
 
 def _schema_errors(validator: jsonschema.Draft7Validator, obj: dict[str, Any]) -> list[str]:
     return [
-        f"{'.'.join(str(p) for p in e.absolute_path) or '<root>'}: {e.message}"
+        f"{kubectl_path(e.absolute_path) or '<root>'}: {e.message}"
         for e in sorted(validator.iter_errors(obj), key=lambda e: list(map(str, e.path)))
     ]
 
@@ -102,7 +102,7 @@ def _builtin_errors(manifest: dict[str, Any]) -> list[str]:
     try:
         kubernetes_validate.validate(manifest, KUBERNETES_VERSION, strict=True)
     except kubernetes_validate.ValidationError as exc:
-        where = ".".join(str(p) for p in exc.path) or "<root>"
+        where = kubectl_path(exc.path) or "<root>"
         return [f"{where}: {exc.message}"]
     except (kubernetes_validate.SchemaNotFoundError, kubernetes_validate.InvalidSchemaError) as exc:
         return [f"no Kubernetes {KUBERNETES_VERSION} schema: {exc}"]
