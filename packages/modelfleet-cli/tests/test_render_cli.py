@@ -184,6 +184,18 @@ def test_a_fatal_result_fails_the_command_with_its_message(
             "has no crossplane.io/composition-resource-name annotation",
         ),
         (
+            "a Development target past port 65535",
+            {
+                "xr.yaml": yaml.safe_dump(CACHE_XR),
+                "comp.yaml": yaml.safe_dump(composition("compose-model-cache")),
+                "fns.yaml": yaml.safe_dump(
+                    development_function("compose-model-cache", "127.0.0.1:99999")
+                ),
+            },
+            ["xr.yaml", "comp.yaml", "fns.yaml"],
+            "127.0.0.1:99999: port '99999' is not a number from 1 to 65535",
+        ),
+        (
             "an observed resource controlled by another XR (as CLI v2.5 refuses it)",
             {
                 "xr.yaml": yaml.safe_dump(CACHE_XR),

@@ -21,7 +21,6 @@ from modelfleet_cli.loading import LoadError, load_objects
 from modelfleet_cli.main import main
 from modelfleet_devtools.audit import record_text
 from modelfleet_devtools.validation import require_shared_schemas, validate_manifest
-
 from render_inputs import example_objects, render_inputs, required_files
 
 ROOT = repository_root()

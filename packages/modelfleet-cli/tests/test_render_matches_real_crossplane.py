@@ -102,3 +102,74 @@ def test_every_example_renders_as_the_real_crossplane_cli_renders_it(
         assert {r["name"] for r in refs} >= set(observed_names(args).values()) & set(names.values())
     if generation == CLASSIC:
         assert "crossplane" not in (docs[0].get("spec") or {})
+
+
+def hostile_cache(name: str | None, namespace: str = "ml-team") -> dict[str, Any]:
+    xr = yaml.safe_load((EXAMPLES_DIR / "quickstart" / "modelcache.yaml").read_text())
+    xr["metadata"] = {"namespace": namespace} | ({} if name is None else {"name": name})
+    return xr
+
+
+HOSTILE = [
+    # XR, what CLI v2.2 and v2.5 say of it (None: they render it), what modelfleet render says
+    pytest.param(
+        hostile_cache("qwen3-模型-ü"),
+        {CLASSIC: None, ENGINE: "has an invalid name"},
+        "metadata.name: Invalid value",
+        id="a name with non-ASCII letters",
+    ),
+    pytest.param(
+        hostile_cache("Qwen3_BAD.name"),
+        {CLASSIC: None, ENGINE: "has an invalid name"},
+        "metadata.name: Invalid value",
+        id="a name with capitals and an underscore",
+    ),
+    pytest.param(
+        hostile_cache(None),
+        {CLASSIC: None, ENGINE: "cannot find top-level composite resource name label"},
+        "metadata.name: Required value",
+        id="no name",
+    ),
+    pytest.param(
+        hostile_cache("q" * 300),
+        {CLASSIC: None, ENGINE: None},
+        "must be no more than 253 characters",
+        id="a name of 300 characters (the API server refuses it)",
+    ),
+    pytest.param(
+        hostile_cache("qwen3", namespace="ml team"),
+        {CLASSIC: None, ENGINE: None},
+        "metadata.namespace: Invalid value",
+        id="a namespace with a space (the API server refuses it)",
+    ),
+]
+
+
+@pytest.mark.parametrize("generation", GENERATIONS)
+@pytest.mark.parametrize(("xr", "real_says", "we_say"), HOSTILE)
+def test_render_refuses_what_the_real_cli_or_the_api_server_refuses(
+    functions_file: Path,
+    tmp_path: Path,
+    generation: str,
+    xr: dict[str, Any],
+    real_says: dict[str, str | None],
+    we_say: str,
+) -> None:
+    path = tmp_path / "xr.yaml"
+    path.write_text(yaml.safe_dump(xr, allow_unicode=True))
+    quickstart = EXAMPLES_DIR / "quickstart" / "render"
+    args = [
+        str(path),
+        str(REPO_ROOT / COMPOSITIONS["ModelCache"]),
+        str(functions_file),
+        *("--required-resources", str(quickstart / "clusters.yaml")),
+    ]
+    real = real_render(generation, args, cwd=tmp_path)
+    expected = real_says[generation]
+    if expected is None:
+        assert real.exit_code == 0, real.stderr
+    else:
+        assert real.exit_code == 1 and expected in real.stderr, real.stderr
+    ours = CliRunner().invoke(main, ["render", *args])
+    assert ours.exit_code == 1 and ours.stdout == ""
+    assert we_say in ours.stderr
