@@ -106,3 +106,32 @@ def test_the_documented_faults_act_in_the_rounds_the_docs_say():
     )
     assert later.exit_code == ExitCode.FAULT_NOT_SURVIVED
     assert "fault hydration-fails:gke-dev@4: did not take effect" in later.stdout
+
+
+def test_the_docs_say_when_ready_creating_has_no_message():
+    """A first reconcile's ModelCache: the function marks it not ready, so Ready is Creating
+    without a message (as both real Crossplane CLIs print it) and ArtifactReady says why;
+    docs/cli.md says so instead of promising the unready resources."""
+    outcome = CliRunner().invoke(
+        main,
+        [
+            "render",
+            str(EXAMPLES / "quickstart" / "modelcache.yaml"),
+            "--required-resources",
+            str(EXAMPLES / "quickstart" / "render" / "clusters.yaml"),
+        ],
+    )
+    assert outcome.exit_code == 0, outcome.stderr
+    status = next(yaml.safe_load_all(outcome.stdout))["status"]
+    by_type = {c["type"]: c for c in status["conditions"]}
+    assert (by_type["Ready"]["reason"], by_type["Ready"].get("message")) == ("Creating", None)
+    assert by_type["ArtifactReady"]["message"]
+    assert "`Creating` without a message when the function marks the XR not ready" in " ".join(
+        CLI_DOC.read_text().split()
+    )
+
+
+def test_modelfleet_says_its_version():
+    outcome = CliRunner().invoke(main, ["--version"])
+    assert outcome.exit_code == 0
+    assert re.fullmatch(r"modelfleet, version \d+\.\d+\.\d+\S*\n", outcome.output)
