@@ -136,6 +136,12 @@ def test_a_fatal_result_fails_the_command_with_its_message(
     [
         ("the XR file is missing", {}, ["missing.yaml"], "missing.yaml: no such file"),
         (
+            "a directory instead of the XR file (bad input, as simulate given a file)",
+            {"dir/xr.yaml": yaml.safe_dump(CACHE_XR)},
+            ["dir"],
+            "dir is a directory: expected a file holding one composite resource (XR)",
+        ),
+        (
             "the XR is not YAML",
             {"xr.yaml": "kind: [unclosed\n"},
             ["xr.yaml"],
@@ -220,6 +226,7 @@ def test_bad_input_gets_one_clear_line_and_exit_code_1(
     tmp_path: Path, case: str, files: dict[str, str], args: list[str], message: str
 ) -> None:
     for name, content in files.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
         (tmp_path / name).write_text(content)
     paths = [str(tmp_path / a) if not a.startswith("-") else a for a in args]
     code, out, err = run(*paths)

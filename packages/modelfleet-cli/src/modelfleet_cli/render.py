@@ -251,8 +251,8 @@ Examples (from the repository root):
     "render.crossplane.io/runtime-development-target instead.",
     epilog=EPILOG,
 )
-@click.argument("xr", type=click.Path(dir_okay=False))
-@click.argument("composition", required=False, type=click.Path(dir_okay=False))
+@click.argument("xr", type=click.Path())
+@click.argument("composition", required=False, type=click.Path())
 @click.argument("functions", required=False, type=click.Path())
 @click.option(
     "-o",
