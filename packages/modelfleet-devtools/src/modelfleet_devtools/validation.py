@@ -24,11 +24,14 @@ import pytest
 import yaml
 from modelfleet_cli.xrd import cel_errors, kubectl_path, to_json_schema, xr_envelope
 
-from modelfleet_devtools.paths import SHARED_SCHEMAS_DIR, xrd_paths
+from modelfleet_devtools.paths import SHARED_SCHEMAS_DIR, SHARED_SCHEMAS_ENV, xrd_paths
 
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 KUBERNETES_VERSION = "1.33"
-SKIP_REASON = f"upstream CRDs not found at {SHARED_SCHEMAS_DIR}; custom kinds not validated"
+SKIP_REASON = (
+    f"upstream CRDs not found at {SHARED_SCHEMAS_DIR}; custom kinds not validated "
+    f"(set {SHARED_SCHEMAS_ENV} to the folder holding them, see README.md)"
+)
 
 # Kinds whose schema ships with kubernetes-validate (group "" or a built-in API group).
 _BUILTIN_GROUPS = {
