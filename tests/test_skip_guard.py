@@ -81,3 +81,20 @@ def test_ci_run_enforces_it_and_still_calls_uv_run_pytest():
     script = (REPO_ROOT / ".ci" / "run").read_text()
     assert "\nuv run pytest" in script
     assert 'export CI="${CI:-true}"' in script
+
+
+@pytest.mark.parametrize(
+    ("variable", "name"),
+    [
+        pytest.param("MODELFLEET_SHARED_SCHEMAS", "SHARED_SCHEMAS_DIR", id="the upstream CRDs"),
+        pytest.param("MODELFLEET_REALCP_BIN", "REALCP_BIN_DIR", id="the real Crossplane binaries"),
+    ],
+)
+def test_the_variable_the_readme_names_points_the_suite_elsewhere(tmp_path, variable, name):
+    assert f"`{variable}`" in (REPO_ROOT / "README.md").read_text()
+    env = dict(os.environ, **{variable: str(tmp_path)})
+    code = f"from modelfleet_devtools import paths; print(paths.{name})"
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == str(tmp_path.resolve())
