@@ -11,7 +11,7 @@ from modelfleet_cli.functions import FunctionServers
 
 # The render-input generator sits beside the tests (pytest runs in importlib mode).
 sys.path.insert(0, str(Path(__file__).parent))
-from render_inputs import FUNCTIONS
+from render_inputs import FUNCTIONS, development_function
 
 
 @pytest.fixture(scope="session")
@@ -27,21 +27,7 @@ def servers() -> Iterator[FunctionServers]:
 @pytest.fixture(scope="session")
 def functions_file(servers: FunctionServers, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A FUNCTIONS file pointing at the session's running functions."""
-    docs = [
-        {
-            "apiVersion": "pkg.crossplane.io/v1",
-            "kind": "Function",
-            "metadata": {
-                "name": name,
-                "annotations": {
-                    "render.crossplane.io/runtime": "Development",
-                    "render.crossplane.io/runtime-development-target": servers.target(name),
-                },
-            },
-            "spec": {"package": f"example.org/{name}:v0"},
-        }
-        for name in FUNCTIONS
-    ]
+    docs = [development_function(name, servers.target(name)) for name in FUNCTIONS]
     path = tmp_path_factory.mktemp("render") / "functions.yaml"
     path.write_text(yaml.safe_dump_all(docs))
     return path

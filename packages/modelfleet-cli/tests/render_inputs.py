@@ -77,6 +77,22 @@ def required_files(example: Path, kind: str) -> list[Path]:
     ]
 
 
+def development_function(name: str, target: str) -> dict[str, Any]:
+    """A Function `crossplane render` dials at `target` (the Development runtime)."""
+    return {
+        "apiVersion": "pkg.crossplane.io/v1",
+        "kind": "Function",
+        "metadata": {
+            "name": name,
+            "annotations": {
+                "render.crossplane.io/runtime": "Development",
+                "render.crossplane.io/runtime-development-target": target,
+            },
+        },
+        "spec": {"package": f"example.org/{name}:v0"},
+    }
+
+
 def examples_dir() -> Path:
     root = repository_root()
     assert root is not None

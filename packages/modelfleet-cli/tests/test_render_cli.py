@@ -18,6 +18,7 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from modelfleet_cli.discovery import repository_root
 from modelfleet_cli.functions import DEVELOPMENT_TIMEOUT_SECONDS, STARTUP_TIMEOUT_SECONDS
 from modelfleet_cli.main import main
+from render_inputs import development_function
 
 ROOT = repository_root()
 assert ROOT is not None
@@ -100,21 +101,6 @@ def refusing_function() -> Iterator[str]:
         yield f"127.0.0.1:{port}"
     finally:
         server.stop(None)
-
-
-def development_function(name: str, target: str) -> dict:
-    return {
-        "apiVersion": "pkg.crossplane.io/v1",
-        "kind": "Function",
-        "metadata": {
-            "name": name,
-            "annotations": {
-                "render.crossplane.io/runtime": "Development",
-                "render.crossplane.io/runtime-development-target": target,
-            },
-        },
-        "spec": {"package": "example.org/refusing:v0"},
-    }
 
 
 def test_a_fatal_result_fails_the_command_with_its_message(

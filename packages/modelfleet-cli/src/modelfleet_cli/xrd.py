@@ -201,33 +201,25 @@ def prune_unknown(schema: Any, value: Any, path: str = "") -> list[str]:
 
 
 @functools.cache
-def _schemas(root: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    """The XR schema (with its envelope) of every XRD in `root`/apis, by (apiVersion, kind)."""
-    schemas = {}
+def _served(root: Path) -> dict[tuple[str, str], tuple[dict[str, Any], bool]]:
+    """Every XRD version in `root`/apis by (apiVersion, kind): the XR schema (with its
+    envelope) and whether the XR is namespaced (the XRD's `scope`)."""
+    served = {}
     for path in sorted((root / "apis").glob("*/definition.yaml")):
         for doc in yaml.safe_load_all(path.read_text()):
             if not isinstance(doc, dict) or doc.get("kind") != "CompositeResourceDefinition":
                 continue
             spec = doc["spec"]
+            namespaced = spec.get("scope", "Namespaced") == "Namespaced"
             for version in spec["versions"]:
                 schema = xr_envelope(version["schema"]["openAPIV3Schema"])
-                schemas[(f"{spec['group']}/{version['name']}", spec["names"]["kind"])] = schema
-    return schemas
-
-
-@functools.cache
-def _namespaced(root: Path) -> dict[tuple[str, str], bool]:
-    """Whether each (apiVersion, kind) of `root`/apis is namespaced (an XRD's `scope`)."""
-    scopes = {}
-    for path in sorted((root / "apis").glob("*/definition.yaml")):
-        for doc in yaml.safe_load_all(path.read_text()):
-            if not isinstance(doc, dict) or doc.get("kind") != "CompositeResourceDefinition":
-                continue
-            spec = doc["spec"]
-            for version in spec["versions"]:
                 key = (f"{spec['group']}/{version['name']}", spec["names"]["kind"])
-                scopes[key] = spec.get("scope", "Namespaced") == "Namespaced"
-    return scopes
+                served[key] = (schema, namespaced)
+    return served
+
+
+def _schemas(root: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    return {key: schema for key, (schema, _) in _served(root).items()}
 
 
 def unserved(obj: Mapping[str, Any], root: Path | None = None) -> str | None:
@@ -304,8 +296,8 @@ def check_xr(xr: dict[str, Any], root: Path | None = None) -> XrCheck:
     if root is None or not has_definition(xr, root):
         return XrCheck()
     api_version, kind = str(xr["apiVersion"]), str(xr["kind"])
-    schema = _schemas(root)[(api_version, kind)]
-    meta_errors = metadata_errors(xr, namespaced=_namespaced(root)[(api_version, kind)])
+    schema, namespaced = _served(root)[(api_version, kind)]
+    meta_errors = metadata_errors(xr, namespaced=namespaced)
     unknown = prune_unknown(schema, xr)
     errors = meta_errors + [
         f"{kubectl_path(e.absolute_path) or '<root>'}: {_message(e)}"
