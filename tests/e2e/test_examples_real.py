@@ -8,7 +8,6 @@ whose nodes and controllers a stand-in plays (modelfleet_devtools.e2e.kubelet).
 
 from __future__ import annotations
 
-
 import pytest
 from modelfleet_devtools.e2e.fleet import apply_fleet, delete_fleet, leftovers
 from modelfleet_devtools.e2e.outcome import (

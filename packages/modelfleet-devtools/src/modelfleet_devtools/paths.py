@@ -1,5 +1,5 @@
-"""Where the repository's API definitions, examples, the shared upstream CRDs and the real
-Crossplane binaries live."""
+"""Where the repository's API definitions, examples and the shared upstream CRDs live (the
+real control plane's binaries: modelfleet_devtools.realcp)."""
 
 import os
 from pathlib import Path
@@ -14,9 +14,6 @@ SHARED_SCHEMAS_ENV = "MODELFLEET_SHARED_SCHEMAS"
 SHARED_SCHEMAS_DIR = Path(
     os.environ.get(SHARED_SCHEMAS_ENV) or REPO_ROOT.parent / "shared" / "schemas"
 ).resolve()
-# The real Crossplane CLIs and core (decompressed from ../shared/realcp/bin, see its README).
-REALCP_BIN_ENV = "MODELFLEET_REALCP_BIN"
-REALCP_BIN_DIR = Path(os.environ.get(REALCP_BIN_ENV) or REPO_ROOT.parent / "realcp-bin").resolve()
 
 
 def xrd_paths() -> list[Path]:

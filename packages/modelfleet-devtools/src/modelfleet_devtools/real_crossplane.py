@@ -3,24 +3,23 @@
 Two generations (docs/cli.md): `crossplane-v2.2 render` (v2.2, classic: the CLI runs the
 pipeline itself) and `crossplane composition render` (v2.5, which runs one reconcile of
 Crossplane's own XR reconciler, here the `crossplane-core` binary through
-`--crossplane-binary`). The binaries come from `$MODELFLEET_REALCP_BIN` (default
-`../realcp-bin` beside the repository); a test that needs one skips, naming the path and the
-variable, when it is absent.
+`--crossplane-binary`). The binaries come from `realcp.realcp_binary` (`$MODELFLEET_REALCP_BIN`,
+else unpacked once from ../shared/realcp); a test that needs one skips, saying how to get it,
+when it is absent.
 """
 
-import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from modelfleet_devtools.paths import REALCP_BIN_DIR, REALCP_BIN_ENV
+from modelfleet_devtools.realcp import RealcpUnavailable, realcp_binary
 
 CLASSIC = "v2.2"
 ENGINE = "v2.5"
 GENERATIONS = (CLASSIC, ENGINE)
-# Each generation's binaries under REALCP_BIN_DIR.
+# Each generation's binaries.
 BINARIES = {CLASSIC: ("crossplane-v2.2",), ENGINE: ("crossplane", "crossplane-core")}
 
 
@@ -34,14 +33,10 @@ class Rendered:
 def require_cli(generation: str) -> list[str]:
     """The command that renders with `generation` (skips the test when its binaries are
     absent)."""
-    paths = [REALCP_BIN_DIR / name for name in BINARIES[generation]]
-    missing = [str(p) for p in paths if not os.access(p, os.X_OK)]
-    if missing:
-        pytest.skip(
-            f"real Crossplane CLI {generation} not found at {', '.join(missing)} "
-            f"(set {REALCP_BIN_ENV} to the directory holding the decompressed binaries of "
-            "../shared/realcp/bin)"
-        )
+    try:
+        paths = [realcp_binary(name) for name in BINARIES[generation]]
+    except RealcpUnavailable as exc:
+        pytest.skip(f"real Crossplane CLI {generation} unavailable: {exc}")
     if generation == CLASSIC:
         return [str(paths[0]), "render"]
     return [str(paths[0]), "composition", "render", f"--crossplane-binary={paths[1]}"]

@@ -117,9 +117,7 @@ class Processes:
     def stop_all(self) -> None:
         """Stop in reverse start order: clients before the API server, etcd last. A second
         Ctrl-C or SIGTERM meanwhile does not cut it short (that would orphan the rest)."""
-        previous = {
-            s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)
-        }
+        previous = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
         try:
             for process in reversed(self.started):
                 process.stop()
