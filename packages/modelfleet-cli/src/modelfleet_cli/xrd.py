@@ -223,8 +223,8 @@ def _schemas(root: Path) -> dict[tuple[str, str], dict[str, Any]]:
 
 
 def unserved(obj: Mapping[str, Any], root: Path | None = None) -> str | None:
-    """kubectl's refusal of an object that claims one of our API groups or kinds with an
-    apiVersion or kind no XRD serves (`modelfleet.io/v1`, `kind: ModelCaches`), naming what
+    """kubectl's refusal of an object that claims one of our API groups with an apiVersion
+    or kind no XRD serves (`modelfleet.io/v1`, `kind: ModelCaches`), naming what
     is served; None for a served one or another API's object."""
     root = root or repository_root()
     if root is None:
@@ -233,9 +233,8 @@ def unserved(obj: Mapping[str, Any], root: Path | None = None) -> str | None:
     served = sorted(_schemas(root))
     if (api_version, kind) in served:
         return None
-    groups = {v.rpartition("/")[0] for v, _ in served}
-    if api_version.rpartition("/")[0] not in groups and kind not in {k for _, k in served}:
-        return None
+    if api_version.rpartition("/")[0] not in {v.rpartition("/")[0] for v, _ in served}:
+        return None  # another API's object (a user's own XR and Composition render freely)
     listed = ", ".join(f"{k} ({v})" for v, k in served)
     return (
         f'no matches for kind "{kind}" in version "{api_version}": no CRD serves it '

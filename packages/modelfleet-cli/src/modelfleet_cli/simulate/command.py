@@ -251,8 +251,8 @@ def _verdict_text(verdict: dict[str, Any]) -> str:
         return "did not take effect (nothing it targets was there while it was active)"
     if verdict["verdict"] == CONTAINED:
         return (
-            "contained (it lasts, and what it holds stays not Ready, by design; nothing "
-            "lost, the user told)"
+            "contained (it lasts, so what it holds stays not Ready, by design; nothing "
+            "lost, the user was told)"
         )
     return "survived" if verdict["verdict"] == SURVIVED else "NOT survived"
 
