@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +35,15 @@ def load_fleet(folder: Path) -> tuple[list[Json], Json]:
     return objects, settings or {}
 
 
-def apply_fleet(plane: RealControlPlane, folder: Path) -> list[Json]:
-    """Start and connect the fleet's workload clusters, seed them, then apply every object."""
+def apply_fleet(
+    plane: RealControlPlane, folder: Path, edit: Callable[[Json], None] | None = None
+) -> list[Json]:
+    """Start and connect the fleet's workload clusters, seed them, then apply every object
+    (each first passed to `edit`, to vary an example)."""
     objects, settings = load_fleet(folder)
+    for obj in objects:
+        if edit:
+            edit(obj)
     for obj in objects:
         if obj["kind"] == "InferenceCluster":
             plane.clusters.prepare(obj)

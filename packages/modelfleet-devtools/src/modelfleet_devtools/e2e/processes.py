@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import socket
@@ -51,6 +52,8 @@ class Process:
     name: str
     popen: subprocess.Popen[bytes]
     log: Path
+    argv: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
 
     def alive(self) -> bool:
         return self.popen.poll() is None
@@ -90,6 +93,11 @@ class Processes:
     log_dir: Path
     started: list[Process] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        # However the session ends (an interrupted fixture, an error in start-up), nothing
+        # started here outlives the Python process that started it.
+        atexit.register(self.stop_all)
+
     def start(
         self,
         name: str,
@@ -110,9 +118,18 @@ class Processes:
                 cwd=cwd,
                 start_new_session=True,  # its own group: stop() reaches its children too
             )
-        process = Process(name, popen, log)
+        process = Process(name, popen, log, [str(a) for a in argv], dict(env or {}))
         self.started.append(process)
         return process
+
+    def restart(self, process: Process) -> Process:
+        """Start a stopped process again, as it was started (same flags, same ports)."""
+        process.stop()
+        self.started.remove(process)
+        return self.start(process.name, process.argv, env=process.env)
+
+    def named(self, name: str) -> Process:
+        return next(p for p in self.started if p.name == name)
 
     def stop_all(self) -> None:
         """Stop in reverse start order: clients before the API server, etcd last. A second

@@ -56,8 +56,13 @@ class RealControlPlane:
         self.clusters.stop()
         self.processes.stop_all()
 
-    def check_alive(self) -> None:
-        dead = [p for p in self.processes.dead() if not p.name.startswith("crossplane-init")]
+    def check_alive(self, *, allowed: tuple[str, ...] = ()) -> None:
+        """Fail, with the log tails, if a process died (`allowed`: ones stopped on purpose)."""
+        dead = [
+            p
+            for p in self.processes.dead()
+            if not p.name.startswith("crossplane-init") and p.name not in allowed
+        ]
         if dead:
             raise RuntimeError(
                 "stopped unexpectedly: "

@@ -19,7 +19,7 @@ from .crossplane import CROSSPLANE_NAMESPACE
 from .kube import ApiError, KubeClient, resource_path, write_kubeconfig
 from .kubelet import KubeletStandIn, StandIns
 from .kubernetes import Kubernetes, start_kubernetes
-from .processes import Processes
+from .processes import Processes, wait_for
 
 Json = dict[str, Any]
 PROVIDER_CONFIGS = resource_path("kubernetes.m.crossplane.io/v1alpha1", "clusterproviderconfigs")
@@ -154,6 +154,22 @@ class WorkloadClusters:
             if namespace:
                 ensure_namespace(client, namespace)
             client.kubectl("apply", "--server-side", "-f", "-", stdin=yaml.safe_dump(obj))
+
+    def disconnect(self, name: str) -> None:
+        """The cluster's API server goes away (its data stays in its etcd)."""
+        self.stand_ins.remove(name)
+        self.processes.named(f"{name}-kube-apiserver").stop()
+
+    def reconnect(self, name: str) -> None:
+        """The same API server comes back on the same address, holding what it held."""
+        cluster = self.clusters[name]
+        self.processes.restart(self.processes.named(f"{name}-kube-apiserver"))
+        wait_for(
+            lambda: cluster.client.request("GET", "/readyz").get("text") == "ok",
+            what=f"{name} kube-apiserver back",
+            timeout=90,
+        )
+        self.stand_ins.add(cluster.stand_in)
 
     def discard(self, name: str) -> None:
         """Stop a workload cluster and forget it (the next fleet starts a fresh one)."""
