@@ -8,14 +8,15 @@ profile that explores, see docs/reliability.md:
 
 The audit plugin watches every function call of the session: no test token may leak into
 a response, log, event, status or CLI output, and every manifest composed for a valid XR
-must validate (see modelfleet_devtools/audit.py).
+must validate (see modelfleet_devtools/audit.py). Under CI (`CI=true`) a skipped test fails
+the run unless .ci/allowed-skips.txt allows its reason (modelfleet_devtools/skip_guard.py).
 """
 
 import os
 
 from hypothesis import HealthCheck, settings
 
-pytest_plugins = ["modelfleet_devtools.audit"]
+pytest_plugins = ["modelfleet_devtools.audit", "modelfleet_devtools.skip_guard"]
 
 settings.register_profile(
     "ci",

@@ -212,7 +212,7 @@ INVALID = [
         "ModelDeployment",
         {"spec.engine": {"args": ["--max-model-len=8192\n--evil"]}},
         NO_MATCH,
-        "spec.engine.args.0",
+        "spec.engine.args[0]",
     ),
     Invalid(
         "engine image with a space",

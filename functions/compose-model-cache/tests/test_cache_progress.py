@@ -27,6 +27,7 @@ from compose_model_cache.hydrator.job_report import (
     REVISION,
 )
 from compose_model_cache.keys import access_keys
+from compose_model_cache.progress import JobReport, hydrating_message
 from modelfleet_devtools.requests import desired_status
 from modelfleet_devtools.world import inference_cluster
 
@@ -274,3 +275,24 @@ def test_at_most_so_many_clusters_hydrate_at_once_and_a_running_job_keeps_its_sl
     assert job in composed
     assert len([k for k in composed if manifest_kind(composed[k]) == "Job"]) == MAX_HYDRATIONS
     assert keys(f"c{MAX_HYDRATIONS - 1:03d}")[2] not in composed
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        pytest.param("downloading", "downloading 1.2/2.5 GiB, 0/4 files", id="downloading"),
+        pytest.param(
+            "downloading; 1 of 4 attempts failed so far",
+            "downloading 1.2/2.5 GiB, 0/4 files; 1 of 4 attempts failed so far",
+            id="a failed attempt",
+        ),
+        pytest.param(
+            "claim bound; starting the hydration Job",
+            "downloading 1.2/2.5 GiB, 0/4 files; claim bound; starting the hydration Job",
+            id="a phase that says something else (it read `0/4 files;claim`)",
+        ),
+    ],
+)
+def test_a_hydrating_message_keeps_a_space_after_every_separator(message, expected):
+    report = JobReport(job="hydrate", files_done=0, files_total=4)
+    assert hydrating_message("1.2/2.5 GiB", report, message) == expected

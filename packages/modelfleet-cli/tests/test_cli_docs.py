@@ -27,20 +27,25 @@ def test_the_exit_code_table_lists_every_code_with_its_name():
 EXAMPLES = CLI_DOC.parents[1] / "examples"
 
 
-def test_the_examples_readme_says_what_render_prints_for_multinode():
-    """The multinode row of examples/README.md names the Scheduled condition and the
-    rejected cluster's row as `modelfleet render` prints them."""
+def rendered_status(example: str, xr: str, required: str) -> dict:
+    """The XR's status `modelfleet render` prints for an example's XR and required file."""
     outcome = CliRunner().invoke(
         main,
         [
             "render",
-            str(EXAMPLES / "multinode" / "modeldeployment.yaml"),
+            str(EXAMPLES / example / xr),
             "--required-resources",
-            str(EXAMPLES / "multinode" / "render" / "required.yaml"),
+            str(EXAMPLES / example / "render" / required),
         ],
     )
     assert outcome.exit_code == 0, outcome.stderr
-    status = next(yaml.safe_load_all(outcome.stdout))["status"]
+    return next(yaml.safe_load_all(outcome.stdout))["status"]
+
+
+def test_the_examples_readme_says_what_render_prints_for_multinode():
+    """The multinode row of examples/README.md names the Scheduled condition and the
+    rejected cluster's row as `modelfleet render` prints them."""
+    status = rendered_status("multinode", "modeldeployment.yaml", "required.yaml")
     scheduled = next(c for c in status["conditions"] if c["type"] == "Scheduled")
     [east] = [r for r in status["clusters"] if r["name"] == "gke-us-east"]
     readme = (EXAMPLES / "README.md").read_text()
@@ -106,3 +111,22 @@ def test_the_documented_faults_act_in_the_rounds_the_docs_say():
     )
     assert later.exit_code == ExitCode.FAULT_NOT_SURVIVED
     assert "fault hydration-fails:gke-dev@4: did not take effect" in later.stdout
+
+
+def test_the_docs_say_when_ready_creating_has_no_message():
+    """A first reconcile's ModelCache: the function marks it not ready, so Ready is Creating
+    without a message (as both real Crossplane CLIs print it) and ArtifactReady says why;
+    docs/cli.md says so instead of promising the unready resources."""
+    status = rendered_status("quickstart", "modelcache.yaml", "clusters.yaml")
+    by_type = {c["type"]: c for c in status["conditions"]}
+    assert (by_type["Ready"]["reason"], by_type["Ready"].get("message")) == ("Creating", None)
+    assert by_type["ArtifactReady"]["message"]
+    assert "`Creating` without a message when the function marks the XR not ready" in " ".join(
+        CLI_DOC.read_text().split()
+    )
+
+
+def test_modelfleet_says_its_version():
+    outcome = CliRunner().invoke(main, ["--version"])
+    assert outcome.exit_code == 0
+    assert re.fullmatch(r"modelfleet, version \d+\.\d+\.\d+\S*\n", outcome.output)

@@ -18,6 +18,7 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from modelfleet_cli.discovery import repository_root
 from modelfleet_cli.functions import DEVELOPMENT_TIMEOUT_SECONDS, STARTUP_TIMEOUT_SECONDS
 from modelfleet_cli.main import main
+from render_inputs import development_function
 
 ROOT = repository_root()
 assert ROOT is not None
@@ -27,6 +28,30 @@ CACHE_XR = {
     "metadata": {"name": "qwen", "namespace": "ml-team"},
     "spec": {"source": "HuggingFace", "huggingFace": {"repo": "Qwen/Qwen3-0.6B"}, "sizeGiB": 5},
 }
+
+
+def observed_object(namespace: str = "ml-team", controller_uid: str | None = None) -> dict:
+    """A composed Object of CACHE_XR as a file of observed resources holds it."""
+    metadata: dict = {
+        "name": "qwen-claim",
+        "namespace": namespace,
+        "annotations": {"crossplane.io/composition-resource-name": "gke-dev-claim"},
+    }
+    if controller_uid is not None:
+        metadata["ownerReferences"] = [
+            {
+                "apiVersion": "modelfleet.io/v1alpha1",
+                "kind": "ModelCache",
+                "name": "qwen",
+                "uid": controller_uid,
+                "controller": True,
+            }
+        ]
+    return {
+        "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+        "kind": "Object",
+        "metadata": metadata,
+    }
 
 
 def composition(function: str) -> dict:
@@ -78,21 +103,6 @@ def refusing_function() -> Iterator[str]:
         server.stop(None)
 
 
-def development_function(name: str, target: str) -> dict:
-    return {
-        "apiVersion": "pkg.crossplane.io/v1",
-        "kind": "Function",
-        "metadata": {
-            "name": name,
-            "annotations": {
-                "render.crossplane.io/runtime": "Development",
-                "render.crossplane.io/runtime-development-target": target,
-            },
-        },
-        "spec": {"package": "example.org/refusing:v0"},
-    }
-
-
 def test_a_fatal_result_fails_the_command_with_its_message(
     tmp_path: Path, refusing_function: str
 ) -> None:
@@ -112,6 +122,12 @@ def test_a_fatal_result_fails_the_command_with_its_message(
     [
         ("the XR file is missing", {}, ["missing.yaml"], "missing.yaml: no such file"),
         (
+            "a directory instead of the XR file (bad input, as simulate given a file)",
+            {"dir/xr.yaml": yaml.safe_dump(CACHE_XR)},
+            ["dir"],
+            "dir is a directory: expected a file holding one composite resource (XR)",
+        ),
+        (
             "the XR is not YAML",
             {"xr.yaml": "kind: [unclosed\n"},
             ["xr.yaml"],
@@ -125,9 +141,9 @@ def test_a_fatal_result_fails_the_command_with_its_message(
         ),
         (
             "no Composition for the kind",
-            {"xr.yaml": yaml.safe_dump(dict(CACHE_XR, kind="Unknown"))},
+            {"xr.yaml": yaml.safe_dump(dict(CACHE_XR, apiVersion="example.org/v1", kind="XThing"))},
             ["xr.yaml"],
-            "no Composition in this repository's apis/ for modelfleet.io/v1alpha1 Unknown",
+            "no Composition in this repository's apis/ for example.org/v1 XThing",
         ),
         (
             "the function is not installed",
@@ -159,12 +175,44 @@ def test_a_fatal_result_fails_the_command_with_its_message(
             ["xr.yaml", "--observed-resources", "observed.yaml"],
             "has no crossplane.io/composition-resource-name annotation",
         ),
+        (
+            "a Development target past port 65535",
+            {
+                "xr.yaml": yaml.safe_dump(CACHE_XR),
+                "comp.yaml": yaml.safe_dump(composition("compose-model-cache")),
+                "fns.yaml": yaml.safe_dump(
+                    development_function("compose-model-cache", "127.0.0.1:99999")
+                ),
+            },
+            ["xr.yaml", "comp.yaml", "fns.yaml"],
+            "127.0.0.1:99999: port '99999' is not a number from 1 to 65535",
+        ),
+        (
+            "an observed resource controlled by another XR (as CLI v2.5 refuses it)",
+            {
+                "xr.yaml": yaml.safe_dump(CACHE_XR),
+                "observed.yaml": yaml.safe_dump(observed_object(controller_uid="1234")),
+            },
+            ["xr.yaml", "--observed-resources", "observed.yaml"],
+            "invalid observed resources: [observed resource qwen-claim has a controller ref but "
+            "is not controlled by the XR]",
+        ),
+        (
+            "an observed resource in another namespace (as CLI v2.5 refuses it)",
+            {
+                "xr.yaml": yaml.safe_dump(CACHE_XR),
+                "observed.yaml": yaml.safe_dump(observed_object(namespace="other-team")),
+            },
+            ["xr.yaml", "--observed-resources", "observed.yaml"],
+            "observed resource qwen-claim is not in the same namespace as the XR",
+        ),
     ],
 )
 def test_bad_input_gets_one_clear_line_and_exit_code_1(
     tmp_path: Path, case: str, files: dict[str, str], args: list[str], message: str
 ) -> None:
     for name, content in files.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
         (tmp_path / name).write_text(content)
     paths = [str(tmp_path / a) if not a.startswith("-") else a for a in args]
     code, out, err = run(*paths)

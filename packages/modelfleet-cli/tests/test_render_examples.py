@@ -3,13 +3,11 @@ stream a platform engineer can read and `kubectl apply`-validate, and it says th
 things (kinds, names, conditions), compared for meaning, not byte for byte.
 
 The four functions are started once for the session and dialled as Development targets
-(the same path `crossplane render` takes with examples/functions.yaml).
+(the same path `crossplane render` takes with examples/functions.yaml; conftest.py).
 """
 
 import re
 import shlex
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +21,7 @@ from modelfleet_cli.loading import LoadError, load_objects
 from modelfleet_cli.main import main
 from modelfleet_devtools.audit import record_text
 from modelfleet_devtools.validation import require_shared_schemas, validate_manifest
-
-# The render-input generator sits beside the tests (pytest runs in importlib mode).
-sys.path.insert(0, str(Path(__file__).parent))
-from render_inputs import FUNCTIONS, example_objects, render_inputs
+from render_inputs import example_objects, render_inputs, required_files
 
 ROOT = repository_root()
 assert ROOT is not None
@@ -37,39 +32,6 @@ COMPOSITIONS = {
     "ModelDeployment": "apis/modeldeployments/composition.yaml",
     "ModelReplica": "apis/modelreplicas/composition.yaml",
 }
-
-
-@pytest.fixture(scope="session")
-def servers() -> Iterator[FunctionServers]:
-    servers = FunctionServers()
-    try:
-        servers.start(FUNCTIONS)
-        yield servers
-    finally:
-        servers.close()
-
-
-@pytest.fixture(scope="session")
-def functions_file(servers: FunctionServers, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A FUNCTIONS file pointing at the session's running functions."""
-    docs = [
-        {
-            "apiVersion": "pkg.crossplane.io/v1",
-            "kind": "Function",
-            "metadata": {
-                "name": name,
-                "annotations": {
-                    "render.crossplane.io/runtime": "Development",
-                    "render.crossplane.io/runtime-development-target": servers.target(name),
-                },
-            },
-            "spec": {"package": f"example.org/{name}:v0"},
-        }
-        for name in FUNCTIONS
-    ]
-    path = tmp_path_factory.mktemp("render") / "functions.yaml"
-    path.write_text(yaml.safe_dump_all(docs))
-    return path
 
 
 def render(
@@ -139,8 +101,13 @@ def observed(example_name: str, xr_name: str) -> list[str]:
     return ["--observed-resources", str(path)]
 
 
-def required(example_name: str) -> list[str]:
-    return ["--required-resources", str(EXAMPLES / example_name / "render" / "required.yaml")]
+def required(example_name: str, kind: str) -> list[str]:
+    """What an XR of `kind` requires (never the XR itself: see render_inputs.py)."""
+    return [
+        flag
+        for path in required_files(EXAMPLES / example_name, kind)
+        for flag in ("--required-resources", str(path))
+    ]
 
 
 CLUSTERS = [
@@ -183,7 +150,9 @@ def test_an_inference_cluster_renders_connected_once_its_objects_are_observed(
     expected: dict[str, str],
 ) -> None:
     xr = single(tmp_path, example(ex) / file, cluster)
-    docs = render(functions_file, xr, *observed(ex, cluster), *required(ex), "-x")
+    docs = render(
+        functions_file, xr, *observed(ex, cluster), *required(ex, "InferenceCluster"), "-x"
+    )
     check_stream(docs, "InferenceCluster")
     status = docs[0]["status"]
     assert status["providerConfigName"] and status["workloadNamespace"]
@@ -218,7 +187,7 @@ CACHES = [
 def test_a_model_cache_composes_a_claim_and_a_hydration_job_per_cluster(
     functions_file: Path, ex: str, cache: str, clusters: list[str], token: bool
 ) -> None:
-    docs = render(functions_file, example(ex) / "modelcache.yaml", *required(ex))
+    docs = render(functions_file, example(ex) / "modelcache.yaml", *required(ex, "ModelCache"))
     check_stream(docs, "ModelCache")
     assert docs[0]["metadata"] == {"name": cache, "namespace": "ml-team"}
     kinds = sorted(remote(d).get("kind", "") for d in docs[1:])
@@ -240,7 +209,10 @@ def test_a_model_cache_reports_ready_once_its_jobs_completed(
     functions_file: Path, ex: str, cache: str, clusters: list[str], token: bool
 ) -> None:
     docs = render(
-        functions_file, example(ex) / "modelcache.yaml", *observed(ex, cache), *required(ex)
+        functions_file,
+        example(ex) / "modelcache.yaml",
+        *observed(ex, cache),
+        *required(ex, "ModelCache"),
     )
     check_stream(docs, "ModelCache")
     assert conditions(docs[0])["Ready"] == ("True", "Available")
@@ -263,7 +235,12 @@ DEPLOYMENTS = [
 def test_a_model_deployment_places_one_model_replica_per_cluster(
     functions_file: Path, ex: str, name: str, placement: dict[str, int]
 ) -> None:
-    docs = render(functions_file, example(ex) / "modeldeployment.yaml", *required(ex), "-r")
+    docs = render(
+        functions_file,
+        example(ex) / "modeldeployment.yaml",
+        *required(ex, "ModelDeployment"),
+        "-r",
+    )
     results = [d for d in docs if d["kind"] == "Result"]
     docs = [d for d in docs if d["kind"] != "Result"]
     check_stream(docs, "ModelDeployment")
@@ -282,7 +259,9 @@ def test_the_multinode_deployment_is_rejected_on_the_cluster_without_shared_stor
     functions_file: Path,
 ) -> None:
     docs = render(
-        functions_file, example("multinode") / "modeldeployment.yaml", *required("multinode")
+        functions_file,
+        example("multinode") / "modeldeployment.yaml",
+        *required("multinode", "ModelDeployment"),
     )
     message = next(
         c["message"] for c in docs[0]["status"]["conditions"] if c["type"] == "Scheduled"
@@ -298,7 +277,7 @@ def test_a_model_replica_serves_from_the_cache_once_it_is_ready(functions_file: 
     docs = render(
         functions_file,
         example("single-replica") / "modelreplica.yaml",
-        *required("single-replica"),
+        *required("single-replica", "ModelReplica"),
     )
     check_stream(docs, "ModelReplica")
     workloads = [remote(d) for d in docs[1:] if remote(d).get("kind") == "Deployment"]
@@ -309,9 +288,12 @@ def test_a_model_replica_serves_from_the_cache_once_it_is_ready(functions_file: 
 
 def test_render_inputs_are_what_the_functions_report(servers: FunctionServers) -> None:
     """examples/*/render/ are fresh: regenerating them from the real functions changes
-    nothing (regenerate with `uv run python packages/modelfleet-cli/tests/render_inputs.py`)."""
+    nothing and leaves no other file (regenerate with
+    `uv run python packages/modelfleet-cli/tests/render_inputs.py`)."""
     for ex in sorted(p for p in EXAMPLES.iterdir() if (p / "render").is_dir()):
-        for name, content in render_inputs(ex, servers).items():
+        generated = render_inputs(ex, servers)
+        assert sorted(p.name for p in (ex / "render").glob("*.yaml")) == sorted(generated)
+        for name, content in generated.items():
             on_disk = (ex / "render" / name).read_text()
             assert on_disk == content, f"{ex.name}/render/{name} is stale"
 
@@ -376,8 +358,8 @@ def test_every_xr_of_every_example_renders_valid_yaml_once_settled(
     xr = single(tmp_path, example(ex) / file, name)
     state = EXAMPLES / ex / "render" / f"observed-{name}.yaml"
     flags = ["--observed-resources", str(state)] if state.exists() else []
-    docs = render(functions_file, xr, *flags, *required(ex), "-x")
     kind = load_objects(xr)[0]["kind"]
+    docs = render(functions_file, xr, *flags, *required(ex, kind), "-x")
     check_stream(docs, kind)
     assert not validate_manifest(docs[0]), "the XR with its status is schema-valid"
     if kind in ("InferenceCluster", "ModelCache"):

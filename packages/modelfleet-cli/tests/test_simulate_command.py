@@ -23,6 +23,9 @@ USAGE_ERRORS = [
     pytest.param(("--output", "yaml"), id="unknown output"),
     pytest.param(("--rounds", "0"), id="no rounds"),
     pytest.param(("--seed", "x"), id="seed not a number"),
+    pytest.param(("--fault", "bogus:gke-dev"), id="an unknown fault"),
+    pytest.param(("--fault", "cluster-flaps"), id="a fault without a target"),
+    pytest.param(("--fault", "cluster-flaps:gke-dev@x"), id="a fault round not a number"),
 ]
 
 
@@ -64,6 +67,8 @@ def test_a_fault_that_never_takes_effect_is_reported_and_fails_the_run(fleet, fa
     result = json.loads(outcome.output)
     [verdict] = result["faults"]
     assert verdict["took_effect"] is None and not verdict["survived"]
+    assert verdict["verdict"] == "did not take effect"
+    assert verdict["recovered"] is None, "nothing to recover from"
     assert result["result"] == "Ready"  # the fleet is fine; the fault tested nothing
     assert outcome.exit_code == ExitCode.FAULT_NOT_SURVIVED
 
@@ -72,20 +77,46 @@ def test_a_fault_that_never_takes_effect_is_reported_and_fails_the_run(fleet, fa
 
 
 VERDICTS = [
-    pytest.param("Ready", [True, True], ExitCode.OK, id="ready, every fault survived"),
-    pytest.param("Ready", [True, False], ExitCode.FAULT_NOT_SURVIVED, id="a fault not survived"),
-    pytest.param("RoundLimit", [], ExitCode.ROUND_LIMIT, id="round limit"),
-    pytest.param("RoundLimit", [True], ExitCode.ROUND_LIMIT, id="round limit, fault survived"),
+    pytest.param("Ready", ["survived", "survived"], ExitCode.OK, id="ready, every fault survived"),
     pytest.param(
-        "RoundLimit", [False], ExitCode.FAULT_NOT_SURVIVED, id="round limit, fault not survived"
+        "Ready",
+        ["survived", "not survived"],
+        ExitCode.FAULT_NOT_SURVIVED,
+        id="a fault not survived",
+    ),
+    pytest.param(
+        "Ready", ["did not take effect"], ExitCode.FAULT_NOT_SURVIVED, id="a fault without effect"
+    ),
+    pytest.param("RoundLimit", [], ExitCode.ROUND_LIMIT, id="round limit"),
+    pytest.param(
+        "RoundLimit",
+        ["contained"],
+        ExitCode.ROUND_LIMIT,
+        id="round limit, a lasting fault contained",
+    ),
+    pytest.param(
+        "RoundLimit",
+        ["not survived"],
+        ExitCode.FAULT_NOT_SURVIVED,
+        id="round limit, fault not survived",
     ),
 ]
 
 
-@pytest.mark.parametrize(("result", "survived", "code"), VERDICTS)
-def test_exit_code_follows_the_result_and_the_verdicts(result, survived, code):
-    faults = [{"survived": s} for s in survived]
+@pytest.mark.parametrize(("result", "verdicts", "code"), VERDICTS)
+def test_exit_code_follows_the_result_and_the_verdicts(result, verdicts, code):
+    faults = [{"verdict": v, "survived": v == "survived"} for v in verdicts]
     assert exit_code({"result": result, "faults": faults}) == code
+
+
+def test_a_bad_fault_in_simulation_yaml_is_bad_input(tmp_path):
+    """What a file says is input (exit 1), what the command line says is usage (exit 2)."""
+    for source in QUICKSTART.glob("*.yaml"):
+        (tmp_path / source.name).write_text(source.read_text())
+    (tmp_path / "simulation.yaml").write_text("faults: [{kind: bogus, target: gke-dev}]\n")
+    outcome = invoke(str(tmp_path))
+    assert outcome.exit_code == ExitCode.INPUT_ERROR
+    assert "unknown fault 'bogus'" in outcome.output
 
 
 def _floats(value) -> list[float]:

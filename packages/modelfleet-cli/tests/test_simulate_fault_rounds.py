@@ -136,13 +136,16 @@ def test_a_fault_acts_from_its_round_and_not_before(
     assert before(text, result, injected) == before(*baseline, injected)
     if acts is None:  # the run tested nothing: the whole run is the baseline's
         assert result["result"] == "Ready" and not verdict["survived"]
+        assert (verdict["verdict"], verdict["recovered"]) == ("did not take effect", None)
         assert (
             before(text, result, result["rounds"] + 1)["history"]
             == before(*baseline, result["rounds"] + 1)["history"]
         )
         return
     assert (result["result"] == "Ready") is recovers, result["reason"]
-    assert verdict["survived"], verdict
+    # A lasting fault the fleet cannot be Ready under is contained, never called survived.
+    assert verdict["verdict"] == ("survived" if recovers else "contained"), verdict
+    assert verdict["survived"] is recovers
     if fault.startswith("hydration"):
         failed = [r for r, line in cache_messages(text) if "attempts failed" in line]
         # the attempt fails in round `acts`; the cache reads it from its Job the round after

@@ -59,6 +59,39 @@ def test_serving_without_credentials_or_insecure_is_a_usage_error_not_a_tracebac
     assert "--tls-server-certs-dir" in result.output and "--insecure" in result.output
 
 
+@pytest.mark.parametrize(
+    "address",
+    [
+        pytest.param("127.0.0.1:99999", id="past 65535 (gRPC would serve on 34463)"),
+        pytest.param("127.0.0.1:65536", id="one past the highest port"),
+        pytest.param("127.0.0.1:-1", id="negative"),
+        pytest.param("127.0.0.1:http", id="not a number"),
+        pytest.param("[::1]:70000", id="IPv6 loopback past 65535"),
+    ],
+)
+def test_an_out_of_range_port_is_a_usage_error(address: str) -> None:
+    command = function_cli(lambda: None, "compose-test")  # type: ignore[arg-type,return-value]
+    result = CliRunner().invoke(command, ["--insecure", "--address", address])
+    assert result.exit_code == 2
+    assert f"{address}: port" in result.output and "from 0 to 65535" in result.output
+
+
+def test_an_out_of_range_port_is_refused_by_the_real_console_script() -> None:
+    done = subprocess.run(
+        [
+            str(Path(sys.executable).parent / SCRIPTS[0]),
+            "--insecure",
+            "--address",
+            "127.0.0.1:99999",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=STARTUP_TIMEOUT_SECONDS,
+    )
+    assert done.returncode == 2 and "Serving" not in done.stdout
+    assert "127.0.0.1:99999: port '99999' is not a number from 0 to 65535" in done.stderr
+
+
 def _start(argv: list[str]) -> tuple[subprocess.Popen[str], str]:
     port = LoopbackPort()  # held until the script listens: no other server gets it meanwhile
     address = port.address

@@ -47,7 +47,14 @@ from compose_model_cache.phases import (
     Observed,
     derive_cluster_phase,
 )
-from compose_model_cache.progress import JobReport, carried, figures, read_report, summary_progress
+from compose_model_cache.progress import (
+    JobReport,
+    carried,
+    figures,
+    hydrating_message,
+    read_report,
+    summary_progress,
+)
 from compose_model_cache.revision import Pin, choose_pin, revision_check
 from compose_model_cache.status import cache_conditions
 
@@ -283,11 +290,7 @@ def _figures(
     if report and report.revision and "resolvedRevision" not in row:
         row["resolvedRevision"] = report.revision
     if phase.phase == HYDRATING and "progress" in row:
-        files = ""
-        if report and report.files_total is not None and report.files_done is not None:
-            files = f", {report.files_done}/{report.files_total} files"
-        detail = phase.message.removeprefix("downloading").lstrip(";")
-        text = f"downloading {row['progress']}{files}" + (f";{detail}" if detail else "")
+        text = hydrating_message(row["progress"], report, phase.message)
         phase = ClusterPhase(phase.phase, text, phase.problem)
     return revision_check(phase, row.get("resolvedRevision", ""), pin), row
 

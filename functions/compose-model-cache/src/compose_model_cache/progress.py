@@ -102,3 +102,14 @@ def summary_progress(rows: list[dict[str, Any]]) -> str | None:
     if not rows or any("bytesDone" not in r for r in rows):
         return None
     return progress_text(sum(r["bytesDone"] for r in rows), sum(r["bytesTotal"] for r in rows))
+
+
+def hydrating_message(progress: str, report: JobReport | None, message: str) -> str:
+    """A Hydrating row's message with the Job's figures: `downloading 1.2/2.5 GiB, 0/4
+    files`, then what the phase says besides downloading, after `; ` (`...; 1 of 4 attempts
+    failed so far`)."""
+    files = ""
+    if report and report.files_total is not None and report.files_done is not None:
+        files = f", {report.files_done}/{report.files_total} files"
+    detail = message.removeprefix("downloading").strip().lstrip(";").strip()
+    return f"downloading {progress}{files}" + (f"; {detail}" if detail else "")

@@ -20,6 +20,7 @@ from typing import IO, Any
 import grpc
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+from modelfleet_contracts.addresses import port_problem
 from modelfleet_contracts.fields import mapping_at
 
 # A 1000-cluster fleet's requests are larger than gRPC's 4 MiB default.
@@ -226,5 +227,10 @@ def development_targets(functions: Iterable[Mapping[str, Any]]) -> dict[str, str
             continue
         target = annotations.get(DEVELOPMENT_TARGET)
         address = target if isinstance(target, str) and target else DEFAULT_DEVELOPMENT_TARGET
+        problem = port_problem(address)
+        if problem is not None:
+            raise FunctionError(
+                f"function {metadata.get('name', '')}: {DEVELOPMENT_TARGET} {problem}"
+            )
         targets[str(metadata.get("name", ""))] = address
     return targets

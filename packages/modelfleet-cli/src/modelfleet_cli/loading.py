@@ -51,7 +51,10 @@ def load_objects(path: str | Path) -> list[dict[str, Any]]:
 
 
 def load_one(path: str | Path, what: str) -> dict[str, Any]:
-    """The single object a file holds (the XR, the Composition)."""
+    """The single object a file holds (the XR, the Composition); a directory is bad input
+    (exit 1, as simulate given a file), not a usage error."""
+    if Path(path).is_dir():
+        raise LoadError(f"{path} is a directory: expected a file holding one {what}")
     objects = load_objects(path)
     if len(objects) != 1:
         raise LoadError(f"{path}: expected exactly one {what}, found {len(objects)} objects")

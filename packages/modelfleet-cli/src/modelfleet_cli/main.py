@@ -7,6 +7,7 @@ from modelfleet_cli.simulate import simulate
 
 
 @click.group(help="Render Modelfleet compositions offline, or simulate a whole fleet locally.")
+@click.version_option(package_name="modelfleet-cli", prog_name="modelfleet")
 def main() -> None:
     pass
 

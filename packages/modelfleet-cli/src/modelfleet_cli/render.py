@@ -29,7 +29,7 @@ from modelfleet_cli.pipeline import (
 )
 from modelfleet_cli.simulate.fleet import xr_id
 from modelfleet_cli.xr_conditions import rfc3339
-from modelfleet_cli.xrd import check_xr
+from modelfleet_cli.xrd import check_xr, unserved
 
 RENDER_API_VERSION = "render.crossplane.io/v1beta1"
 # crossplane render stamps every condition with this time: a real one would only be noise.
@@ -47,21 +47,49 @@ class RenderOptions:
     include_context: bool = False
 
 
-def observed_by_resource_name(objects: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+def observed_by_resource_name(
+    objects: Sequence[Mapping[str, Any]], xr: Mapping[str, Any] | None = None
+) -> dict[str, dict[str, Any]]:
     """Observed composed resources keyed by their composition-resource-name annotation, as
-    Crossplane matches them to desired state."""
+    Crossplane matches them to desired state; refused as CLI v2.5's engine refuses them (in
+    another namespace than a namespaced XR, or controlled by another UID than the XR's)."""
     observed = {}
+    problems = []
     for obj in objects:
-        annotations = mapping_at(mapping_at(obj, "metadata"), "annotations")
+        metadata = mapping_at(obj, "metadata")
+        annotations = mapping_at(metadata, "annotations")
         name = annotations.get(ANNOTATION_RESOURCE_NAME)
         if not isinstance(name, str) or not name:
-            what = f"{obj.get('kind')} {mapping_at(obj, 'metadata').get('name', '')}".strip()
+            what = f"{obj.get('kind')} {metadata.get('name', '')}".strip()
             raise RenderError(
                 f"observed resource {what} has no {ANNOTATION_RESOURCE_NAME} annotation, so it "
                 "cannot be matched to a composed resource"
             )
+        if xr is not None:
+            problems += _observed_problems(metadata, mapping_at(xr, "metadata"))
         observed[name] = dict(obj)
+    if problems:
+        raise RenderError(f"invalid observed resources: [{', '.join(problems)}]")
     return observed
+
+
+def _observed_problems(metadata: Mapping[str, Any], xr_meta: Mapping[str, Any]) -> list[str]:
+    """CLI v2.5's words for an observed resource its engine refuses. Without a uid of its
+    own the XR gets one from the engine, which no controller reference in a file can know."""
+    name = metadata.get("name", "")
+    problems = []
+    if xr_meta.get("namespace") and metadata.get("namespace") != xr_meta.get("namespace"):
+        problems.append(f"observed resource {name} is not in the same namespace as the XR")
+    controllers = [
+        ref
+        for ref in metadata.get("ownerReferences") or []
+        if isinstance(ref, Mapping) and ref.get("controller")
+    ]
+    if any(not xr_meta.get("uid") or ref.get("uid") != xr_meta["uid"] for ref in controllers):
+        problems.append(
+            f"observed resource {name} has a controller ref but is not controlled by the XR"
+        )
+    return problems
 
 
 def rendered_xr(
@@ -169,7 +197,7 @@ def render_xr(
     _check(xr, xr_path)
     composition = _composition(xr, composition_path)
     targets = _function_targets(composition, functions_path)
-    observed = observed_by_resource_name(load_objects(observed_path) if observed_path else [])
+    observed = observed_by_resource_name(load_objects(observed_path) if observed_path else [], xr)
     pool = [obj for path in required_paths for obj in load_objects(path)]
     needed = [str(mapping_at(s, "functionRef").get("name")) for s in _steps(composition)]
     with running_functions(targets, start=needed) as functions:
@@ -187,6 +215,9 @@ def render_xr(
 def _check(xr: dict[str, Any], path: str) -> None:
     """Refuse an XR the API server would refuse, with simulate's words; prune its unknown
     fields with kubectl's warning."""
+    refusal = unserved(xr)
+    if refusal is not None:
+        raise RenderError(f"{path}: {xr_id(xr)}: {refusal}")
     check = check_xr(xr)
     if check.errors:
         raise RenderError(f"{path}: {check.refusal(xr_id(xr))}")
@@ -203,7 +234,7 @@ EPILOG = """\b
 Examples (from the repository root):
   uv run modelfleet render examples/quickstart/inferencecluster.yaml
   uv run modelfleet render examples/quickstart/modelcache.yaml \\
-    --required-resources examples/quickstart/render/required.yaml
+    --required-resources examples/quickstart/render/clusters.yaml
   uv run modelfleet render xr.yaml apis/modelcaches/composition.yaml \\
     examples/functions.yaml   # dial functions you started yourself
 """
@@ -220,8 +251,8 @@ Examples (from the repository root):
     "render.crossplane.io/runtime-development-target instead.",
     epilog=EPILOG,
 )
-@click.argument("xr", type=click.Path(dir_okay=False))
-@click.argument("composition", required=False, type=click.Path(dir_okay=False))
+@click.argument("xr", type=click.Path())
+@click.argument("composition", required=False, type=click.Path())
 @click.argument("functions", required=False, type=click.Path())
 @click.option(
     "-o",

@@ -14,7 +14,7 @@
 
 import copy
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ import jsonschema
 import yaml
 
 from modelfleet_cli.discovery import repository_root
+from modelfleet_cli.object_meta import metadata_errors
 
 END_OF_TEXT = r"\Z"
 
@@ -200,18 +201,45 @@ def prune_unknown(schema: Any, value: Any, path: str = "") -> list[str]:
 
 
 @functools.cache
-def _schemas(root: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    """The XR schema (with its envelope) of every XRD in `root`/apis, by (apiVersion, kind)."""
-    schemas = {}
+def _served(root: Path) -> dict[tuple[str, str], tuple[dict[str, Any], bool]]:
+    """Every XRD version in `root`/apis by (apiVersion, kind): the XR schema (with its
+    envelope) and whether the XR is namespaced (the XRD's `scope`)."""
+    served = {}
     for path in sorted((root / "apis").glob("*/definition.yaml")):
         for doc in yaml.safe_load_all(path.read_text()):
             if not isinstance(doc, dict) or doc.get("kind") != "CompositeResourceDefinition":
                 continue
             spec = doc["spec"]
+            namespaced = spec.get("scope", "Namespaced") == "Namespaced"
             for version in spec["versions"]:
                 schema = xr_envelope(version["schema"]["openAPIV3Schema"])
-                schemas[(f"{spec['group']}/{version['name']}", spec["names"]["kind"])] = schema
-    return schemas
+                key = (f"{spec['group']}/{version['name']}", spec["names"]["kind"])
+                served[key] = (schema, namespaced)
+    return served
+
+
+def _schemas(root: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    return {key: schema for key, (schema, _) in _served(root).items()}
+
+
+def unserved(obj: Mapping[str, Any], root: Path | None = None) -> str | None:
+    """kubectl's refusal of an object that claims one of our API groups with an apiVersion
+    or kind no XRD serves (`modelfleet.io/v1`, `kind: ModelCaches`), naming what
+    is served; None for a served one or another API's object."""
+    root = root or repository_root()
+    if root is None:
+        return None
+    api_version, kind = str(obj.get("apiVersion", "")), str(obj.get("kind", ""))
+    served = sorted(_schemas(root))
+    if (api_version, kind) in served:
+        return None
+    if api_version.rpartition("/")[0] not in {v.rpartition("/")[0] for v, _ in served}:
+        return None  # another API's object (a user's own XR and Composition render freely)
+    listed = ", ".join(f"{k} ({v})" for v, k in served)
+    return (
+        f'no matches for kind "{kind}" in version "{api_version}": no CRD serves it '
+        f"(served: {listed})"
+    )
 
 
 @functools.cache
@@ -238,6 +266,14 @@ class XrCheck:
         return [f'Warning: {what}: unknown field "{path}"' for path in self.unknown]
 
 
+def kubectl_path(parts: Iterable[str | int]) -> str:
+    """A field path as kubectl and the API server write it: `spec.nodePools[0].gpu.count`."""
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
 def _message(error: jsonschema.ValidationError) -> str:
     """jsonschema's message, with a pattern shown as the XRD writes it."""
     if error.validator == "pattern" and isinstance(error.validator_value, str):
@@ -252,16 +288,18 @@ def has_definition(xr: Mapping[str, Any], root: Path | None = None) -> bool:
 
 
 def check_xr(xr: dict[str, Any], root: Path | None = None) -> XrCheck:
-    """Check `xr` against its XRD in `root` (default: this repository), pruning its unknown
-    fields in place. An XR of a kind without an XRD there is not checked."""
+    """Check `xr` as the API server would: its name and namespace, then against its XRD in
+    `root` (default: this repository), pruning its unknown fields in place. An XR of a kind
+    without an XRD there is not checked (see `unserved` for one that claims ours)."""
     root = root or repository_root()
     if root is None or not has_definition(xr, root):
         return XrCheck()
     api_version, kind = str(xr["apiVersion"]), str(xr["kind"])
-    schema = _schemas(root)[(api_version, kind)]
+    schema, namespaced = _served(root)[(api_version, kind)]
+    meta_errors = metadata_errors(xr, namespaced=namespaced)
     unknown = prune_unknown(schema, xr)
-    errors = [
-        f"{'.'.join(str(p) for p in e.absolute_path) or '<root>'}: {_message(e)}"
+    errors = meta_errors + [
+        f"{kubectl_path(e.absolute_path) or '<root>'}: {_message(e)}"
         for e in sorted(
             _validator(root, api_version, kind).iter_errors(copy.deepcopy(xr)),
             key=lambda e: list(map(str, e.absolute_path)),

@@ -22,13 +22,16 @@ import jsonschema
 import kubernetes_validate
 import pytest
 import yaml
-from modelfleet_cli.xrd import cel_errors, to_json_schema, xr_envelope
+from modelfleet_cli.xrd import cel_errors, kubectl_path, to_json_schema, xr_envelope
 
-from modelfleet_devtools.paths import SHARED_SCHEMAS_DIR, xrd_paths
+from modelfleet_devtools.paths import SHARED_SCHEMAS_DIR, SHARED_SCHEMAS_ENV, xrd_paths
 
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 KUBERNETES_VERSION = "1.33"
-SKIP_REASON = f"upstream CRDs not found at {SHARED_SCHEMAS_DIR}; custom kinds not validated"
+SKIP_REASON = (
+    f"upstream CRDs not found at {SHARED_SCHEMAS_DIR}; custom kinds not validated "
+    f"(set {SHARED_SCHEMAS_ENV} to the folder holding them, see README.md)"
+)
 
 # Kinds whose schema ships with kubernetes-validate (group "" or a built-in API group).
 _BUILTIN_GROUPS = {
@@ -93,7 +96,7 @@ def _validator(api_version: str, kind: str) -> jsonschema.Draft7Validator | None
 
 def _schema_errors(validator: jsonschema.Draft7Validator, obj: dict[str, Any]) -> list[str]:
     return [
-        f"{'.'.join(str(p) for p in e.absolute_path) or '<root>'}: {e.message}"
+        f"{kubectl_path(e.absolute_path) or '<root>'}: {e.message}"
         for e in sorted(validator.iter_errors(obj), key=lambda e: list(map(str, e.path)))
     ]
 
@@ -102,7 +105,7 @@ def _builtin_errors(manifest: dict[str, Any]) -> list[str]:
     try:
         kubernetes_validate.validate(manifest, KUBERNETES_VERSION, strict=True)
     except kubernetes_validate.ValidationError as exc:
-        where = ".".join(str(p) for p in exc.path) or "<root>"
+        where = kubectl_path(exc.path) or "<root>"
         return [f"{where}: {exc.message}"]
     except (kubernetes_validate.SchemaNotFoundError, kubernetes_validate.InvalidSchemaError) as exc:
         return [f"no Kubernetes {KUBERNETES_VERSION} schema: {exc}"]

@@ -21,7 +21,13 @@ from modelfleet_cli.simulate.clusters import workload_clusters
 from modelfleet_cli.simulate.control_plane import ControlPlane
 from modelfleet_cli.simulate.fleet import FleetError, load_fleet, load_settings, xr_id
 from modelfleet_cli.simulate.timeline import Progress, Timeline
-from modelfleet_cli.simulate.verdict import assess
+from modelfleet_cli.simulate.verdict import (
+    CONTAINED,
+    FAILING,
+    NO_EFFECT,
+    SURVIVED,
+    assess,
+)
 
 DEFAULT_ROUNDS = 30
 FUNCTIONS = (
@@ -156,6 +162,17 @@ def simulate_fleet(
     }
 
 
+def _checked_faults(texts: tuple[str, ...]) -> tuple[str, ...]:
+    """A `--fault` that cannot be understood is a bad option value: a usage error (exit 2),
+    like `--rounds 0`; a bad fault in simulation.yaml is bad input (exit 1)."""
+    for text in texts:
+        try:
+            f.parse_fault(text)
+        except f.FaultError as exc:
+            raise click.BadParameter(str(exc), param_hint="--fault") from None
+    return texts
+
+
 @click.command(help="Reconcile a whole fleet (the XRs in DIR) locally, round after round.")
 @click.argument("directory", metavar="DIR", type=click.Path(path_type=Path))
 @click.option(
@@ -169,6 +186,7 @@ def simulate_fleet(
     "fault_texts",
     multiple=True,
     metavar="KIND:TARGET[@ROUND[+ROUNDS]]",
+    callback=lambda _ctx, _param, texts: _checked_faults(texts),
     help="Inject a fault (repeatable): " + ", ".join(f.KINDS) + ".",
 )
 @click.option(
@@ -220,17 +238,23 @@ def simulate(
 
 
 def exit_code(result: dict[str, Any]) -> ExitCode:
-    """A fault not survived says more than a round limit (an unrecoverable fault ends at
-    the limit by design), so it wins."""
-    if not all(verdict["survived"] for verdict in result["faults"]):
+    """A fault not survived or without effect says more than a round limit (a fault no
+    fleet recovers from ends at the limit by design: its verdict is `contained`), so it
+    wins."""
+    if any(verdict["verdict"] in FAILING for verdict in result["faults"]):
         return ExitCode.FAULT_NOT_SURVIVED
     return ExitCode.OK if result["result"] == "Ready" else ExitCode.ROUND_LIMIT
 
 
 def _verdict_text(verdict: dict[str, Any]) -> str:
-    if verdict["took_effect"] is None:
+    if verdict["verdict"] == NO_EFFECT:
         return "did not take effect (nothing it targets was there while it was active)"
-    return "survived" if verdict["survived"] else "NOT survived"
+    if verdict["verdict"] == CONTAINED:
+        return (
+            "contained (it lasts, so what it holds stays not Ready, by design; nothing "
+            "lost, the user was told)"
+        )
+    return "survived" if verdict["verdict"] == SURVIVED else "NOT survived"
 
 
 def _print_summary(result: dict[str, Any]) -> None:

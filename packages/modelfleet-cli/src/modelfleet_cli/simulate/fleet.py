@@ -13,7 +13,7 @@ from modelfleet_contracts.api import (
     MODEL_REPLICA,
 )
 
-from modelfleet_cli.xrd import check_xr
+from modelfleet_cli.xrd import check_xr, unserved
 
 SETTINGS_FILE = "simulation.yaml"
 # Files in a fleet directory that are not fleet objects.
@@ -36,23 +36,20 @@ class Fleet:
 
 def xr_id(obj: dict[str, Any]) -> str:
     """`Kind namespace/name` or `Kind name`: how the timeline names an object."""
-    metadata = obj.get("metadata") or {}
+    metadata = obj.get("metadata")
+    metadata = metadata if isinstance(metadata, dict) else {}
+    name = metadata.get("name") or "(no name)"
     ns = metadata.get("namespace")
-    return (
-        f"{obj.get('kind')} {ns}/{metadata.get('name')}"
-        if ns
-        else f"{obj.get('kind')} {metadata.get('name')}"
-    )
+    return f"{obj.get('kind')} {ns}/{name}" if ns else f"{obj.get('kind')} {name}"
 
 
 def _validate(path: Path, obj: dict[str, Any]) -> list[str]:
     """Refuse an XR the API server would refuse; prune its unknown fields, and return the
     warnings kubectl would print for them."""
-    kind = str(obj["kind"])
     metadata = obj.get("metadata")
-    if not isinstance(metadata, dict) or not metadata.get("name"):
-        raise FleetError(f"{path}: {kind} without metadata.name")
-    if kind != INFERENCE_CLUSTER:
+    if not isinstance(metadata, dict):
+        metadata = obj["metadata"] = {}
+    if obj["kind"] != INFERENCE_CLUSTER:
         metadata.setdefault("namespace", "default")
     check = check_xr(obj)
     if check.errors:
@@ -87,6 +84,9 @@ def load_fleet(directory: Path) -> Fleet:
             if not isinstance(doc, dict) or "kind" not in doc:
                 raise FleetError(f"{path}: a document is not a Kubernetes object (no kind)")
             kind, api_version = doc.get("kind"), doc.get("apiVersion")
+            refusal = unserved(doc)
+            if refusal is not None:
+                raise FleetError(f"{path}: {xr_id(doc)}: {refusal}")
             if api_version == API_VERSION and kind in XR_ORDER:
                 fleet.warnings += _validate(path, doc)
                 ident = xr_id(doc)

@@ -1,12 +1,28 @@
-"""Did the fleet survive each fault? The fault took effect, nothing precious was lost, phases
-recovered (when the fault is one a fleet can recover from), and the user was told whenever
-the fault was visible."""
+"""Did the fleet survive each fault? One verdict each, meaning what it says:
+
+- `survived`: the fault took effect, nothing precious was lost or left Terminating, the user
+  was told whenever the fault was visible, and every XR is Ready at the end;
+- `contained`: the same, for a fault that lasts and that no fleet recovers from while it
+  does (`hydration-fails-always` or `cluster-deleted` without ROUNDS): the XRs it holds stay
+  not Ready, by design, and say why;
+- `not survived`: something precious was lost or left Terminating, the user was not told, or
+  the fleet did not recover from a fault that ended;
+- `did not take effect`: nothing the fault targets was there while it was active; the run
+  tested nothing (nothing recovered either: `recovered` is null).
+"""
 
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from modelfleet_cli.simulate import faults as f
 from modelfleet_cli.simulate.control_plane import ControlPlane
+
+SURVIVED = "survived"
+CONTAINED = "contained"
+NOT_SURVIVED = "not survived"
+NO_EFFECT = "did not take effect"
+# Verdicts that fail the run (exit 4).
+FAILING = frozenset({NOT_SURVIVED, NO_EFFECT})
 
 
 @dataclass
@@ -21,8 +37,10 @@ class FaultVerdict:
     at_risk: list[str] = field(default_factory=list)
     told: list[str] = field(default_factory=list)
     visible: bool = False
-    recovered: bool | None = None  # None: not a fault a fleet recovers from on its own
-    survived: bool = False
+    # None: the fault lasts and no fleet recovers while it does, or it never took effect.
+    recovered: bool | None = None
+    verdict: str = NO_EFFECT
+    survived: bool = False  # the verdict is `survived`
 
 
 def assess(
@@ -56,14 +74,24 @@ def assess(
             for key, obj in cluster.objects.items()
             if key[0] == "PersistentVolumeClaim" and obj["metadata"].get("deletionTimestamp")
         ]
-        if fault.kind in f.RECOVERABLE:
-            verdict.recovered = all_ready
-        verdict.survived = (
-            verdict.took_effect is not None
-            and not verdict.lost
-            and not verdict.at_risk
-            and verdict.recovered is not False
-            and (bool(verdict.told) or not verdict.visible)
-        )
+        if verdict.took_effect is not None:
+            verdict.recovered = None if _lasting(fault) and not all_ready else all_ready
+        verdict.verdict = _verdict(verdict, all_ready=all_ready)
+        verdict.survived = verdict.verdict == SURVIVED
         verdicts.append(verdict)
     return verdicts
+
+
+def _lasting(fault: f.Fault) -> bool:
+    """A fault no fleet recovers from while it lasts, and that lasts to the end."""
+    return fault.kind not in f.RECOVERABLE and fault.until is None
+
+
+def _verdict(verdict: FaultVerdict, *, all_ready: bool) -> str:
+    if verdict.took_effect is None:
+        return NO_EFFECT
+    harmless = not verdict.lost and not verdict.at_risk
+    told = bool(verdict.told) or not verdict.visible
+    if not harmless or not told or verdict.recovered is False:
+        return NOT_SURVIVED
+    return SURVIVED if all_ready else CONTAINED

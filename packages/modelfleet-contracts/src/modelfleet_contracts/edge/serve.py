@@ -24,6 +24,8 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from crossplane.function.proto.v1beta1 import run_function_pb2_grpc as grpcv1beta1
 from grpc_reflection.v1alpha import reflection
 
+from modelfleet_contracts.addresses import port_problem
+
 # A 1000-cluster request (every Object echoing its manifest) is over gRPC's default 4 MiB.
 DEFAULT_MAX_MESSAGE_MIB = 64
 
@@ -127,6 +129,14 @@ def run(
     asyncio.run(main())
 
 
+def _checked_address(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
+    """Refuse a port gRPC would silently wrap (a usage error, exit 2); 0 binds any free port."""
+    problem = port_problem(value, lowest=0)
+    if problem is not None:
+        raise click.BadParameter(problem)
+    return value
+
+
 def function_cli(
     make_runner: Callable[[], grpcv1.FunctionRunnerServiceServicer], name: str
 ) -> click.Command:
@@ -149,4 +159,5 @@ def function_cli(
                 "Address at which to listen for gRPC connections; the default is every "
                 "interface: give 127.0.0.1:PORT to listen on loopback only."
             )
+            param.callback = _checked_address
     return command

@@ -1,0 +1,175 @@
+"""`modelfleet render` says what the real Crossplane CLIs say, on every example XR with its
+settled render inputs (examples/*/render/): both generations accept the inputs, and the XR's
+status and conditions and the composed resources are the same.
+
+Where the generations differ, by design (docs/cli.md, "With the real crossplane render"):
+CLI v2.5 runs Crossplane's own reconciler, so its XR also carries `Synced`, `Responsive` and
+`spec.crossplane.resourceRefs`, and it names a new composed resource (`generateName` plus a
+suffix); `modelfleet render` prints what v2.2 prints. Skipped, with the path and the variable
+to set, where the real binaries are absent.
+"""
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from modelfleet_cli.composed import ANNOTATION_RESOURCE_NAME
+from modelfleet_cli.loading import load_objects
+from modelfleet_cli.main import main
+from modelfleet_devtools.paths import EXAMPLES_DIR, REPO_ROOT
+from modelfleet_devtools.real_crossplane import CLASSIC, ENGINE, GENERATIONS, real_render
+from render_inputs import required_files
+from test_render_examples import COMPOSITIONS, every_example_xr, single
+
+# Conditions only Crossplane's reconciler (CLI v2.5) reports on a rendered XR.
+RECONCILER_ONLY = {"Synced", "Responsive"}
+
+
+def meaning(stream: str) -> dict[str, Any]:
+    """What a render says: the XR's status and conditions, and each composed resource by
+    its composition-resource-name (its kind, spec and, when it was observed, its name)."""
+    docs = [d for d in yaml.safe_load_all(stream) if d]
+    xr, composed = docs[0], [d for d in docs[1:] if d.get("kind") not in ("Result", "Context")]
+    status = dict(xr.get("status") or {})
+    conditions = {
+        c["type"]: (c["status"], c.get("reason"), c.get("message", ""))
+        for c in status.pop("conditions", [])
+        if c["type"] not in RECONCILER_ONLY
+    }
+    return {
+        "xr": (xr["kind"], xr["metadata"]["name"], xr["metadata"].get("namespace")),
+        "status": status,
+        "conditions": conditions,
+        "composed": {
+            d["metadata"]["annotations"][ANNOTATION_RESOURCE_NAME]: (
+                d["apiVersion"],
+                d["kind"],
+                d["metadata"].get("namespace"),
+                d.get("spec"),
+            )
+            for d in composed
+        },
+    }
+
+
+def render_args(tmp_path: Path, functions_file: Path, ex: str, file: str, name: str) -> list[str]:
+    xr = single(tmp_path, EXAMPLES_DIR / ex / file, name)
+    kind = load_objects(xr)[0]["kind"]
+    args = [str(xr), str(REPO_ROOT / COMPOSITIONS[kind]), str(functions_file)]
+    observed = EXAMPLES_DIR / ex / "render" / f"observed-{name}.yaml"
+    if observed.exists():
+        args += ["--observed-resources", str(observed)]
+    for path in required_files(EXAMPLES_DIR / ex, kind):
+        args += ["--required-resources", str(path)]
+    return args
+
+
+def observed_names(args: list[str]) -> dict[str, str]:
+    if "--observed-resources" not in args:
+        return {}
+    path = args[args.index("--observed-resources") + 1]
+    return {
+        o["metadata"]["annotations"][ANNOTATION_RESOURCE_NAME]: o["metadata"]["name"]
+        for o in load_objects(path)
+    }
+
+
+@pytest.mark.parametrize("generation", GENERATIONS)
+@pytest.mark.parametrize(("ex", "file", "name"), every_example_xr())
+def test_every_example_renders_as_the_real_crossplane_cli_renders_it(
+    functions_file: Path, tmp_path: Path, generation: str, ex: str, file: str, name: str
+) -> None:
+    args = render_args(tmp_path, functions_file, ex, file, name)
+    real = real_render(generation, args, cwd=tmp_path)
+    assert real.exit_code == 0, real.stderr
+    ours = CliRunner().invoke(main, ["render", *args])
+    assert ours.exit_code == 0, ours.output
+    assert meaning(ours.stdout) == meaning(real.stdout)
+    # An observed resource keeps its name in both generations (CLI v2.5 finds it through the
+    # resourceRefs it writes, and refuses the inputs if it cannot).
+    docs = [d for d in yaml.safe_load_all(real.stdout) if d]
+    names = {
+        d["metadata"]["annotations"][ANNOTATION_RESOURCE_NAME]: d["metadata"].get("name")
+        for d in docs[1:]
+    }
+    for resource, observed in observed_names(args).items():
+        if resource in names:
+            assert names[resource] == observed, resource
+    if generation == ENGINE and observed_names(args):
+        refs = docs[0]["spec"]["crossplane"]["resourceRefs"]
+        assert {r["name"] for r in refs} >= set(observed_names(args).values()) & set(names.values())
+    if generation == CLASSIC:
+        assert "crossplane" not in (docs[0].get("spec") or {})
+
+
+def hostile_cache(name: str | None, namespace: str = "ml-team") -> dict[str, Any]:
+    xr = yaml.safe_load((EXAMPLES_DIR / "quickstart" / "modelcache.yaml").read_text())
+    xr["metadata"] = {"namespace": namespace} | ({} if name is None else {"name": name})
+    return xr
+
+
+HOSTILE = [
+    # XR, what CLI v2.2 and v2.5 say of it (None: they render it), what modelfleet render says
+    pytest.param(
+        hostile_cache("qwen3-模型-ü"),
+        {CLASSIC: None, ENGINE: "has an invalid name"},
+        "metadata.name: Invalid value",
+        id="a name with non-ASCII letters",
+    ),
+    pytest.param(
+        hostile_cache("Qwen3_BAD.name"),
+        {CLASSIC: None, ENGINE: "has an invalid name"},
+        "metadata.name: Invalid value",
+        id="a name with capitals and an underscore",
+    ),
+    pytest.param(
+        hostile_cache(None),
+        {CLASSIC: None, ENGINE: "cannot find top-level composite resource name label"},
+        "metadata.name: Required value",
+        id="no name",
+    ),
+    pytest.param(
+        hostile_cache("q" * 300),
+        {CLASSIC: None, ENGINE: None},
+        "must be no more than 253 characters",
+        id="a name of 300 characters (the API server refuses it)",
+    ),
+    pytest.param(
+        hostile_cache("qwen3", namespace="ml team"),
+        {CLASSIC: None, ENGINE: None},
+        "metadata.namespace: Invalid value",
+        id="a namespace with a space (the API server refuses it)",
+    ),
+]
+
+
+@pytest.mark.parametrize("generation", GENERATIONS)
+@pytest.mark.parametrize(("xr", "real_says", "we_say"), HOSTILE)
+def test_render_refuses_what_the_real_cli_or_the_api_server_refuses(
+    functions_file: Path,
+    tmp_path: Path,
+    generation: str,
+    xr: dict[str, Any],
+    real_says: dict[str, str | None],
+    we_say: str,
+) -> None:
+    path = tmp_path / "xr.yaml"
+    path.write_text(yaml.safe_dump(xr, allow_unicode=True))
+    quickstart = EXAMPLES_DIR / "quickstart" / "render"
+    args = [
+        str(path),
+        str(REPO_ROOT / COMPOSITIONS["ModelCache"]),
+        str(functions_file),
+        *("--required-resources", str(quickstart / "clusters.yaml")),
+    ]
+    real = real_render(generation, args, cwd=tmp_path)
+    expected = real_says[generation]
+    if expected is None:
+        assert real.exit_code == 0, real.stderr
+    else:
+        assert real.exit_code == 1 and expected in real.stderr, real.stderr
+    ours = CliRunner().invoke(main, ["render", *args])
+    assert ours.exit_code == 1 and ours.stdout == ""
+    assert we_say in ours.stderr
