@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import socket
@@ -91,6 +92,11 @@ class Processes:
 
     log_dir: Path
     started: list[Process] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # However the session ends (an interrupted fixture, an error in start-up), nothing
+        # started here outlives the Python process that started it.
+        atexit.register(self.stop_all)
 
     def start(
         self,
