@@ -170,7 +170,7 @@ def test_desired_state_and_context_pass_from_step_to_step() -> None:
     fns = Functions(first=first, second=second)
     result = run_pipeline(XR, composition("first", "second"), fns, context={"seed": 1})
     assert set(result.resources) == {"a", "b"}
-    assert result.ready == {"a": None, "b": True}
+    assert result.ready == {"a": False, "b": True}
     assert result.context == {"seed": 1, "first-was-here": True}
 
 
@@ -182,15 +182,17 @@ def test_step_input_reaches_the_function() -> None:
     assert resource.struct_to_dict(fns.calls_to("configured")[0].input)["n"] == 3
 
 
-def ready_and_reporting(ready: int) -> Handler:
+def ready_and_reporting(ready: int, claim_ready: int = fnv1.READY_UNSPECIFIED) -> Handler:
     def handler(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
         rsp.desired.composite.resource.update({"status": {"summary": {"ready": "0/1"}}})
         rsp.desired.composite.ready = ready  # type: ignore[assignment]
         rsp.desired.resources["claim"].resource.update({"kind": "ConfigMap"})
+        rsp.desired.resources["claim"].ready = claim_ready  # type: ignore[assignment]
         response.set_conditions(
             rsp,
             resource.Condition(typ="ArtifactReady", status="False", reason="Hydrating"),
             resource.Condition(typ="Ready", status="True", reason="Sneaky"),
+            resource.Condition(typ="Responsive", status="False", reason="Sneaky"),
         )
 
     return handler
@@ -200,44 +202,61 @@ def conditions_of(xr: dict[str, Any]) -> dict[str, dict[str, str]]:
     return {c["type"]: c for c in xr["status"]["conditions"]}
 
 
+OBSERVED_READY_CLAIM = {
+    "kind": "ConfigMap",
+    "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+}
+UNSPECIFIED, TRUE, FALSE = fnv1.READY_UNSPECIFIED, fnv1.READY_TRUE, fnv1.READY_FALSE
+
+
 @pytest.mark.parametrize(
-    ("case", "composite_ready", "observed_claim", "ready", "reason", "message"),
+    ("composite_ready", "claim_ready", "observed_claim", "ready", "reason", "message"),
     [
-        ("function says ready", fnv1.READY_TRUE, None, "True", "Available", None),
-        ("function says not ready", fnv1.READY_FALSE, None, "False", "Creating", None),
-        (
-            "unspecified, composed resource not ready",
-            fnv1.READY_UNSPECIFIED,
+        pytest.param(TRUE, UNSPECIFIED, None, "True", "Available", None, id="xr-said-ready"),
+        pytest.param(FALSE, TRUE, None, "False", "Creating", None, id="xr-said-not-ready"),
+        pytest.param(
+            TRUE, FALSE, None, "True", "Available", None, id="xr-said-ready-supersedes-composed"
+        ),
+        pytest.param(
+            UNSPECIFIED,
+            UNSPECIFIED,
             None,
             "False",
             "Creating",
             "Unready resources: claim",
+            id="xr-unspecified-composed-unspecified",
         ),
-        (
-            "unspecified, composed resource observed Ready",
-            fnv1.READY_UNSPECIFIED,
-            {"kind": "ConfigMap", "status": {"conditions": [{"type": "Ready", "status": "True"}]}},
-            "True",
-            "Available",
-            None,
+        pytest.param(
+            UNSPECIFIED,
+            UNSPECIFIED,
+            OBSERVED_READY_CLAIM,
+            "False",
+            "Creating",
+            "Unready resources: claim",
+            id="composed-observed-ready-but-unspecified-is-still-not-ready",
         ),
+        pytest.param(UNSPECIFIED, TRUE, None, "True", "Available", None, id="composed-said-ready"),
     ],
 )
 def test_the_xr_ready_condition_follows_composite_and_composed_readiness(
-    case: str,
     composite_ready: int,
+    claim_ready: int,
     observed_claim: dict[str, Any] | None,
     ready: str,
     reason: str,
     message: str | None,
 ) -> None:
-    fns = Functions(fn=ready_and_reporting(composite_ready))
+    """Crossplane v2.3: the functions' word on the XR supersedes; without one, the XR is
+    Available only when every composed resource was said ready (nothing is derived from
+    what is observed)."""
+    fns = Functions(fn=ready_and_reporting(composite_ready, claim_ready))
     observed = {"claim": observed_claim} if observed_claim else {}
     result = run_pipeline(XR, composition("fn"), fns, observed=observed, now=T0)
     got = conditions_of(result.composite)
-    assert (got["Ready"]["status"], got["Ready"]["reason"]) == (ready, reason), case
-    assert got["Ready"].get("message") == message, case
+    assert (got["Ready"]["status"], got["Ready"]["reason"]) == (ready, reason)
+    assert got["Ready"].get("message") == message
     assert got["Synced"]["reason"] == "ReconcileSuccess"
+    assert result.unready() == ([] if claim_ready == TRUE else ["claim"])
 
 
 def test_function_conditions_and_status_land_on_the_xr_but_never_ready_or_synced() -> None:
@@ -250,6 +269,7 @@ def test_function_conditions_and_status_land_on_the_xr_but_never_ready_or_synced
     got = conditions_of(result.composite)
     assert got["ArtifactReady"]["reason"] == "Hydrating"
     assert got["Ready"]["reason"] == "Creating", "a function cannot set Ready itself"
+    assert "Responsive" not in got, "nor any other system condition"
     assert result.composite["spec"] == XR["spec"]
 
 

@@ -6,9 +6,11 @@ from typing import Any
 
 import pytest
 from modelfleet_cli.discovery import repository_compositions
-from modelfleet_cli.simulate.control_plane import ControlPlane
+from modelfleet_cli.simulate.control_plane import START, ControlPlane
 from modelfleet_cli.simulate.fleet import Fleet
 from modelfleet_cli.simulate.objects import Key, key_of
+from modelfleet_cli.simulate.usages import mark_configured
+from modelfleet_contracts.conditions import condition_true
 
 CACHE: Key = ("modelfleet.io/v1alpha1", "ModelCache", "ml-team", "kimi-k2")
 CLUSTER: Key = ("modelfleet.io/v1alpha1", "InferenceCluster", "", "gke-us")
@@ -139,3 +141,26 @@ def test_without_a_refused_deletion_to_replay_the_object_stays(replay, attempted
     delete_usage(cp, "u1")
     assert CACHE in cp.store
     assert cp.delete(CACHE, "kubectl delete"), "no Usage left: a new deletion goes through"
+
+
+REPLICA: Key = ("modelfleet.io/v1alpha1", "ModelReplica", "ml-team", "kimi-k2-gke-us")
+
+
+@pytest.mark.parametrize(
+    ("the_usage", "with_user", "ready"),
+    [
+        pytest.param(usage("u", by=None), False, True, id="resource-in-use-exists"),
+        pytest.param(usage("u"), True, True, id="resource-in-use-and-its-user-exist"),
+        pytest.param(usage("u"), False, False, id="its-user-is-not-there-yet"),
+        pytest.param(usage("u", of="gone", by=None), False, False, id="resource-in-use-absent"),
+    ],
+)
+def test_a_usage_is_ready_once_what_it_names_exists(the_usage, with_user, ready):
+    """As Crossplane's Usage controller marks it (what a function reads as the Usage's own
+    Ready when it says whether the composed Usage is ready)."""
+    cp = plane(the_usage)
+    if with_user:
+        cp.store[REPLICA] = xr(REPLICA)
+    stored = cp.store[key_of(the_usage)]
+    mark_configured(cp.store, START)
+    assert condition_true(stored.get("status"), "Ready") is ready

@@ -10,9 +10,12 @@ round). What it mirrors from Crossplane v2's composite reconciler:
   called again with them, until a call returns the same requirements as the call before it,
   at most 6 calls (Crossplane's MaxRequirementsIterations is 5, counted from 0 inclusive);
 - a fatal result stops the pipeline and nothing is applied (the XR gets Synced=False);
-- afterwards: composed readiness (the function's word, else the observed resource's Ready
-  condition), the XR's Ready condition (Available / Creating, "Unready resources: ..."),
-  Synced=ReconcileSuccess, and the functions' own conditions (never Ready or Synced).
+- afterwards: composed readiness (the functions' word alone: a resource left
+  READY_UNSPECIFIED is not ready, Crossplane v2.3 derives nothing from what it observed), the
+  XR's Ready condition (the functions' explicit readiness when set, which supersedes; else
+  Available, or Creating with "Unready resources: ..."), Synced=ReconcileSuccess, and the
+  functions' own conditions (never a system condition: Ready, Synced, Healthy, UpToDate,
+  Responsive).
 
 What it does not do: connection details, function credentials, required schemas, claims.
 """
@@ -26,7 +29,7 @@ from typing import Any
 
 from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelfleet_contracts.conditions import Status, condition_dict, condition_true
+from modelfleet_contracts.conditions import Status, condition_dict
 from modelfleet_contracts.fields import mapping_at
 
 from modelfleet_cli.selectors import resolve
@@ -36,7 +39,8 @@ Caller = Callable[[str, fnv1.RunFunctionRequest], fnv1.RunFunctionResponse]
 """Calls the named function (a Composition step's `functionRef.name`) with a request."""
 
 MAX_CALLS_PER_STEP = 6
-SYSTEM_CONDITIONS = frozenset({"Ready", "Synced"})
+# Conditions Crossplane owns on an XR; a function's conditions of these types are ignored.
+SYSTEM_CONDITIONS = frozenset({"Ready", "Synced", "Healthy", "UpToDate", "Responsive"})
 # What this "Crossplane" tells functions it supports.
 CAPABILITIES = (
     fnv1.CAPABILITY_CAPABILITIES,
@@ -86,7 +90,7 @@ class PipelineResult:
 
     composite: dict[str, Any]
     resources: dict[str, dict[str, Any]]
-    ready: dict[str, bool | None]
+    ready: dict[str, bool]
     composite_ready: bool | None
     results: list[fnv1.Result]
     conditions: list[fnv1.Condition]
@@ -100,6 +104,10 @@ class PipelineResult:
     xr_conditions: list[dict[str, str]] = field(default_factory=list)
     """The conditions this reconcile sets on the XR (Synced, Ready, then the functions'),
     without lastTransitionTime."""
+
+    def unready(self) -> list[str]:
+        """The composed resources Crossplane reports "not yet ready" (an event each)."""
+        return sorted(name for name, ready in self.ready.items() if not ready)
 
     @property
     def error(self) -> str | None:
@@ -181,10 +189,10 @@ def run_pipeline(
     out.resources = {
         name: resource.struct_to_dict(r.resource) for name, r in desired.resources.items()
     }
-    out.ready = {name: _ready(r.ready) for name, r in desired.resources.items()}
+    out.ready = {name: r.ready == fnv1.READY_TRUE for name, r in desired.resources.items()}
     out.composite_ready = _ready(desired.composite.ready)
     out.desired_composite = resource.struct_to_dict(desired.composite.resource)
-    out.composite = _reconciled_composite(xr, out.desired_composite, out, observed, now)
+    out.composite = _reconciled_composite(xr, out.desired_composite, out, now)
     return out
 
 
@@ -290,18 +298,10 @@ def _ready(value: int) -> bool | None:
     return None
 
 
-def _observed_ready(obj: Mapping[str, Any] | None) -> bool:
-    """Crossplane's fallback for a composed resource whose function left readiness
-    unspecified: its own Ready condition."""
-    status = (obj or {}).get("status")
-    return condition_true(status, "Ready")
-
-
 def _reconciled_composite(
     xr: Mapping[str, Any],
     desired_xr: Mapping[str, Any],
     out: PipelineResult,
-    observed: Mapping[str, Mapping[str, Any]],
     now: datetime | None,
 ) -> dict[str, Any]:
     composite = copy.deepcopy(dict(xr))
@@ -312,11 +312,7 @@ def _reconciled_composite(
         status.update({k: v for k, v in wanted.items() if k not in CROSSPLANE_STATUS_FIELDS})
     composite["status"] = status
 
-    unready = [
-        name
-        for name, ready in out.ready.items()
-        if not (ready is True or (ready is None and _observed_ready(observed.get(name))))
-    ]
+    unready = out.unready()
     if out.composite_ready is True:
         ready = Status.true("Ready", "Available")
     elif out.composite_ready is False:

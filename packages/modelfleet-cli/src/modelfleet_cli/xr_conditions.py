@@ -5,6 +5,12 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+# Crossplane v2.3 marks this on every XR at the start of every reconcile, whatever follows
+# (a paused XR, a failing pipeline): its watch circuit breaker is closed. It opens (False,
+# WatchCircuitOpen) only when watch events about the XR flood in, which a simulated round,
+# one reconcile per XR, never does.
+RESPONSIVE = {"type": "Responsive", "status": "True", "reason": "WatchCircuitClosed"}
+
 
 def rfc3339(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

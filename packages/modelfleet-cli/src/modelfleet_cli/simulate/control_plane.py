@@ -10,7 +10,6 @@ observe the result. Crossplane Usages are honoured: deleting a resource in use i
 (and, with `replayDeletion`, carried out once its last Usage is gone).
 """
 
-import base64
 import copy
 import hashlib
 import random
@@ -32,7 +31,7 @@ from modelfleet_contracts.fields import mapping_at, mapping_path
 from modelfleet_cli.composed import composed_metadata
 from modelfleet_cli.discovery import composition_for
 from modelfleet_cli.pipeline import Caller, PipelineResult, run_pipeline
-from modelfleet_cli.simulate import deletion
+from modelfleet_cli.simulate import deletion, usages
 from modelfleet_cli.simulate import faults as f
 from modelfleet_cli.simulate.fleet import Fleet, xr_id
 from modelfleet_cli.simulate.objects import (
@@ -41,25 +40,15 @@ from modelfleet_cli.simulate.objects import (
     in_reconcile_order,
     is_xr,
     key_of,
+    stored_secret,
 )
 from modelfleet_cli.simulate.provider import Providers, is_managed
 from modelfleet_cli.simulate.records import Event, Loss, Refusal
 from modelfleet_cli.simulate.workload import HydrationFault, WorkloadCluster
-from modelfleet_cli.xr_conditions import set_conditions
+from modelfleet_cli.xr_conditions import RESPONSIVE, set_conditions
 
 START = datetime(2025, 1, 1, tzinfo=UTC)
 MAX_REQUEUES = 2  # per round; a requeued XR changes composed specs, not composed statuses
-
-
-def stored_secret(secret: dict[str, Any]) -> dict[str, Any]:
-    """A Secret as the API server stores it: `stringData` merged into base64 `data`."""
-    stored = copy.deepcopy(secret)
-    plain = stored.pop("stringData", None)
-    if isinstance(plain, dict):
-        data = stored.setdefault("data", {})
-        for k, v in plain.items():
-            data[k] = base64.b64encode(str(v).encode()).decode()
-    return stored
 
 
 @dataclass
@@ -172,6 +161,7 @@ class ControlPlane:
             if key in self.store:
                 self.reconcile(key)
         self._requeue_parents()
+        usages.mark_configured(self.store, START + timedelta(minutes=self.round))
         # In the order they were created (composed resources are applied sorted by name).
         managed = [o for o in self.store.values() if is_managed(o)]
         for obj in managed:
@@ -272,6 +262,8 @@ class ControlPlane:
         if self._active_on(f.OBSERVED_MISSING, key):
             observed = {}
         pool = [o for k, o in self.store.items() if k[1] != "Secret"]
+        now = START + timedelta(minutes=self.round)
+        set_conditions(xr, [RESPONSIVE], now)
         self._current = key
         try:
             result = run_pipeline(
@@ -280,7 +272,7 @@ class ControlPlane:
                 self._call,
                 observed=observed,
                 required_pool=pool,
-                now=START + timedelta(minutes=self.round),
+                now=now,
             )
         finally:
             self._current = None
@@ -297,6 +289,11 @@ class ControlPlane:
                 self._took_effect(fault)
         if result.fatal is not None:
             return  # nothing applied, nothing deleted
+        for name in result.unready():
+            # What Crossplane v2.3 emits on every reconcile for each composed resource a
+            # function did not say is ready.
+            message = f'Composed resource "{name}" is not yet ready'
+            self.events.append(Event(self.round, xr_id(xr), "Normal", message))
         self._apply_desired(key, result, set(observed))
 
     def _record_results(self, xr: dict[str, Any], result: PipelineResult) -> None:

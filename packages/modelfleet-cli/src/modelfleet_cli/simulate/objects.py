@@ -1,5 +1,7 @@
-"""Objects on the simulated control plane: their keys, and the XRs among them."""
+"""Objects on the simulated control plane: their keys, the XRs among them, Secrets as stored."""
 
+import base64
+import copy
 from typing import Any
 
 from modelfleet_contracts.api import (
@@ -41,3 +43,14 @@ def in_reconcile_order(key: Key) -> tuple[int, str, str]:
 
 def in_listing_order(key: Key) -> tuple[int, str, str]:
     return XR_ORDER.index(key[1]), key[2], key[3]
+
+
+def stored_secret(secret: dict[str, Any]) -> dict[str, Any]:
+    """A Secret as the API server stores it: `stringData` merged into base64 `data`."""
+    stored = copy.deepcopy(secret)
+    plain = stored.pop("stringData", None)
+    if isinstance(plain, dict):
+        data = stored.setdefault("data", {})
+        for k, v in plain.items():
+            data[k] = base64.b64encode(str(v).encode()).decode()
+    return stored

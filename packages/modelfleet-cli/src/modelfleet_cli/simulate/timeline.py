@@ -12,7 +12,8 @@ from modelfleet_contracts.outcome import RESOLVING
 
 from modelfleet_cli.simulate.fleet import xr_id
 
-SYSTEM = ("Synced", "Ready")
+# Crossplane's own conditions on every XR (Responsive: its watch circuit breaker).
+SYSTEM = ("Synced", "Ready", "Responsive")
 
 
 def _conditions(xr: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -80,8 +81,8 @@ def condition_changes(before: dict[str, Any] | None, after: dict[str, Any]) -> l
         prev = old.get(typ, {})
         if (prev.get("status"), prev.get("reason")) == (c.get("status"), c.get("reason")):
             continue
-        if typ == "Synced" and c.get("status") == "True":
-            continue  # the normal case; only a failing reconcile is worth a line
+        if typ in ("Synced", "Responsive") and c.get("status") == "True":
+            continue  # the normal case; only a failing reconcile or a flood is worth a line
         text = f"{typ}={c.get('status')} {c.get('reason')}"
         if c.get("message") and typ not in SYSTEM:
             text += f": {c['message']}"

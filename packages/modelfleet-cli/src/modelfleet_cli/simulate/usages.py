@@ -4,13 +4,19 @@ A `protection.crossplane.io` Usage (namespaced) or ClusterUsage names a resource
 (`spec.of`) and, optionally, who uses it (`spec.by`) or why (`spec.reason`). While one exists,
 Crossplane's admission webhook refuses to delete the resource in use. With
 `spec.replayDeletion`, a refused deletion is remembered and carried out once the Usage is
-deleted. Only `resourceRef` is resolved here (Crossplane turns a `resourceSelector` into a
-`resourceRef` before it protects anything; the functions here always name the resource).
+deleted. Crossplane's Usage controller marks a Usage Ready (Available) once the resource in
+use, and its user when it names one, exist. Only `resourceRef` is resolved here (Crossplane
+turns a `resourceSelector` into a `resourceRef` before it protects anything; the functions
+here always name the resource).
 """
 
+from datetime import datetime
 from typing import Any
 
+from modelfleet_contracts.conditions import Status
 from modelfleet_contracts.fields import mapping_at, mapping_path
+
+from modelfleet_cli.xr_conditions import set_conditions
 
 PROTECTION_GROUP = "protection.crossplane.io"
 USAGE_KINDS = frozenset({"Usage", "ClusterUsage"})
@@ -23,9 +29,10 @@ def is_usage(obj: dict[str, Any]) -> bool:
     return api_version.split("/")[0] == PROTECTION_GROUP and obj.get("kind") in USAGE_KINDS
 
 
-def used_key(usage: dict[str, Any]) -> Key | None:
-    """The key of the resource `usage` protects (None when it names none)."""
-    of = mapping_path(usage, "spec", "of")
+def used_key(usage: dict[str, Any], role: str = "of") -> Key | None:
+    """The key of the resource `usage` protects (`role` "by": of its user), None when it
+    names none."""
+    of = mapping_path(usage, "spec", role)
     ref = mapping_at(of, "resourceRef")
     if not ref.get("name"):
         return None
@@ -35,6 +42,16 @@ def used_key(usage: dict[str, Any]) -> Key | None:
             ref.get("namespace") or mapping_at(usage, "metadata").get("namespace") or ""
         )
     return (str(of.get("apiVersion") or ""), str(of.get("kind") or ""), namespace, str(ref["name"]))
+
+
+def mark_configured(store: dict[Key, dict[str, Any]], now: datetime) -> None:
+    """Crossplane's Usage controller: a Usage whose resource in use and named user exist is
+    Ready; one naming an absent resource is left as it is (the controller retries)."""
+    available = Status.true("Ready", "Available").as_condition()
+    for usage in [obj for obj in store.values() if is_usage(obj)]:
+        of, by = used_key(usage), used_key(usage, "by")
+        if of in store and (by is None or by in store):
+            set_conditions(usage, [available], now)
 
 
 def replays_deletion(usage: dict[str, Any]) -> bool:

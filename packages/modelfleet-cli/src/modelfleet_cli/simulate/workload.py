@@ -3,7 +3,9 @@
 Each `tick` is one round of the cluster's own controllers: Namespaces go Active, claims bind
 when their StorageClass exists, hydration Jobs run for a few rounds and complete (or fail, when
 a fault says so), Deployments and LeaderWorkerSets become Available when their node pool has
-room for every pod. Nothing here knows about Crossplane; the simulated providers drive it.
+room for every pod (the round after their pods were first placed: pods take a while to
+start, so provider-kubernetes, which reads a workload back right after creating it, first
+sees it not Available). Nothing here knows about Crossplane; the simulated providers drive it.
 """
 
 import copy
@@ -92,6 +94,8 @@ class WorkloadCluster:
         self.events: list[str] = []
         self.deleted: list[tuple[Key, dict[str, Any]]] = []  # (key, last state) in order
         self._job_progress: dict[Key, int] = {}
+        # Workloads (by uid) whose pods were placed in an earlier tick: started by now.
+        self._started: set[str] = set()
         self._serial = 0
         for class_name in sorted(storage_classes or ()):
             self.add_existing(
@@ -296,6 +300,12 @@ class WorkloadCluster:
                     if not placed:
                         break
                     ready += 1
+            uid = str(obj["metadata"].get("uid", ""))
+            if ready and uid not in self._started:
+                # Placed this tick: the pods are still starting (image, weights into GPU
+                # memory); ready from the next tick on.
+                self._started.add(uid)
+                ready = 0
             before = mapping_at(obj, "status").get("readyReplicas")
             obj["status"] = workload_status(key[0], groups, ready, why)
             if before != ready and why and ready < groups:
