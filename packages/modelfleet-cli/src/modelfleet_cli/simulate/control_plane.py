@@ -12,8 +12,8 @@ observe the result. Crossplane Usages are honoured: deleting a resource in use i
 
 import base64
 import copy
-import hashlib
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -32,7 +32,7 @@ from modelfleet_contracts.fields import mapping_at, mapping_path
 from modelfleet_cli.composed import composed_metadata
 from modelfleet_cli.discovery import composition_for
 from modelfleet_cli.pipeline import Caller, PipelineResult, run_pipeline
-from modelfleet_cli.simulate import deletion
+from modelfleet_cli.simulate import deletion, names
 from modelfleet_cli.simulate import faults as f
 from modelfleet_cli.simulate.fleet import Fleet, xr_id
 from modelfleet_cli.simulate.objects import (
@@ -264,10 +264,12 @@ class ControlPlane:
         composition = composition_for(xr, self.compositions)
         if composition is None:
             raise RuntimeError(f"no Composition for {xr_id(xr)}")
+        # What another XR controls is not this XR's to observe (nor to delete).
+        uid = mapping_at(xr, "metadata").get("uid")
         observed = {
             name: copy.deepcopy(self.store[k])
             for name, k in self.refs[key].items()
-            if k in self.store
+            if k in self.store and names.controller_uid(self.store[k]) in ("", uid)
         }
         if self._active_on(f.OBSERVED_MISSING, key):
             observed = {}
@@ -333,33 +335,48 @@ class ControlPlane:
         observe this time is left alone)."""
         xr = self.store[key]
         refs = self.refs[key]
-        names = sorted(result.resources)
+        resource_names = sorted(result.resources)
         if self.order is not None:
-            self.order.shuffle(names)
-        for name in names:
+            self.order.shuffle(resource_names)
+        for name in resource_names:
             desired = result.resources[name]
             previous = self.store.get(refs[name]) if name in refs else None
             obj = composed_metadata(desired, xr, name, previous)
             metadata = obj["metadata"]
-            if not metadata.get("name"):
-                digest = hashlib.sha256(f"{key}/{name}".encode()).hexdigest()[:5]
-                metadata["name"] = f"{metadata.pop('generateName', '')}{digest}"
+            try:
+                metadata["name"] = metadata.get("name") or names.composed_name(
+                    obj, str(key), self._name_taken(obj)
+                )
+            except names.NameGenerationError as exc:  # Crossplane's reconcile error
+                self.events.append(Event(self.round, xr_id(xr), "Warning", str(exc)))
+                continue
             metadata.pop("generateName", None)
             if previous is not None:
                 metadata["uid"] = mapping_at(previous, "metadata").get("uid")
                 if "status" in previous:
                     obj["status"] = previous["status"]
             new_key = key_of(obj)
+            refs[name] = new_key  # recorded before the apply, as Crossplane does
+            existing = self.store.get(new_key)
+            refused = names.controller_conflict(existing, obj) if existing else None
+            if refused:  # the API server keeps the other XR's object
+                message = f'cannot apply composed resource "{name}": {refused}'
+                self.events.append(Event(self.round, xr_id(xr), "Warning", message))
+                continue
             if is_xr(obj) and new_key not in self.store:
                 self._add_xr(obj, root=self.roots.get(key, key))
             else:
                 self._put(obj)
-            refs[name] = new_key
         for name in sorted(n for n in refs if n in observed and n not in result.resources):
             gone = refs.pop(name)
             if gone in self.store:
                 self._check_loss(key, gone)
                 self.delete(gone, f"left out of {xr_id(xr)}'s desired state")
+
+    def _name_taken(self, obj: dict[str, Any]) -> Callable[[str], bool]:
+        """Whether a name is taken for `obj`'s kind and namespace (a GET before a create)."""
+        api_version, kind, namespace, _ = key_of(obj)
+        return lambda name: (api_version, kind, namespace, name) in self.store
 
     def _check_loss(self, owner: Key, gone: Key) -> None:
         deletion.check_loss(self, owner, gone)
