@@ -12,8 +12,8 @@ observe the result. Crossplane Usages are honoured: deleting a resource in use i
 
 import base64
 import copy
+import heapq
 import random
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -29,21 +29,20 @@ from modelfleet_contracts.api import (
 from modelfleet_contracts.conditions import Status, condition_true
 from modelfleet_contracts.fields import mapping_at, mapping_path
 
-from modelfleet_cli.composed import composed_metadata
 from modelfleet_cli.discovery import composition_for
 from modelfleet_cli.pipeline import Caller, PipelineResult, run_pipeline
-from modelfleet_cli.simulate import deletion, names
+from modelfleet_cli.simulate import composing, deletion, names
 from modelfleet_cli.simulate import faults as f
 from modelfleet_cli.simulate.fleet import Fleet, xr_id
 from modelfleet_cli.simulate.objects import (
     Key,
     in_listing_order,
     in_reconcile_order,
-    is_xr,
     key_of,
 )
 from modelfleet_cli.simulate.provider import Providers, is_managed
 from modelfleet_cli.simulate.records import Event, Loss, Refusal
+from modelfleet_cli.simulate.store import Store
 from modelfleet_cli.simulate.workload import HydrationFault, WorkloadCluster
 from modelfleet_cli.xr_conditions import set_conditions
 
@@ -69,7 +68,7 @@ class ControlPlane:
     call: Caller
     clusters: dict[str, WorkloadCluster]
     faults: list[f.Fault] = field(default_factory=list)
-    store: dict[Key, dict[str, Any]] = field(default_factory=dict)
+    store: Store = field(default_factory=Store)
     refs: dict[Key, dict[str, Key]] = field(default_factory=dict)
     roots: dict[Key, Key] = field(default_factory=dict)
     losses: list[Loss] = field(default_factory=list)
@@ -98,6 +97,7 @@ class ControlPlane:
         self._reconciled: dict[Key, int] = {}
         self._changed: dict[Key, int] = {}
         self.hydration_faults: dict[f.Fault, HydrationFault] = {}
+        self._added_xrs: list[Key] = []  # XRs added since the reconcile loop last looked
         for ic in self.fleet.xrs:
             if ic["kind"] != INFERENCE_CLUSTER:
                 continue
@@ -140,21 +140,24 @@ class ControlPlane:
 
     def _add_xr(self, xr: dict[str, Any], root: Key | None = None) -> Key:
         key = self._put(xr)
+        self._added_xrs.append(key)
         self.refs.setdefault(key, {})
         self.roots[key] = root or key
         return key
 
     def xr_keys(self) -> list[Key]:
-        return sorted((k for k in self.store if k in self.refs), key=in_listing_order)
+        return sorted((k for k in self.refs if k in self.store), key=in_listing_order)
 
     def _secret(self, namespace: str, name: str) -> dict[str, Any] | None:
         return self.store.get(("v1", "Secret", namespace, name))
 
     def _provider_config_cluster(self, name: str) -> str | None:
-        exists = any(
-            k[1] == PROVIDER_CONFIG_KIND and k[3] == name and k[0] == OBJECT_API_VERSION
-            for k in self.store
-        )
+        exists = (
+            OBJECT_API_VERSION,
+            PROVIDER_CONFIG_KIND,
+            "",
+            name,
+        ) in self.store  # cluster-scoped
         return self.pc_cluster.get(name) if exists else None
 
     def cluster_registered(self, cluster: str) -> bool:
@@ -165,12 +168,7 @@ class ControlPlane:
     def run_round(self) -> None:
         self.round += 1
         self._inject()
-        done: set[Key] = set()
-        while pending := [k for k in self._in_reconcile_order() if k not in done]:
-            key = pending[0]
-            done.add(key)
-            if key in self.store:
-                self.reconcile(key)
+        self._reconcile_every_xr()
         self._requeue_parents()
         # In the order they were created (composed resources are applied sorted by name).
         managed = [o for o in self.store.values() if is_managed(o)]
@@ -183,6 +181,22 @@ class ControlPlane:
         for fault, hydration in self.hydration_faults.items():
             if hydration.attempts_failed:
                 self._took_effect(fault)
+
+    def _reconcile_every_xr(self) -> None:
+        """Each XR once, in reconcile order; an XR composed meanwhile (a new ModelReplica)
+        takes its place in that order. A heap, not a sort per reconcile: the fleet's size."""
+        queue = [(in_reconcile_order(k), k) for k in self.xr_keys()]
+        heapq.heapify(queue)
+        done: set[Key] = set()
+        while queue:
+            _, key = heapq.heappop(queue)
+            if key in done or key not in self.store:
+                continue
+            done.add(key)
+            self.reconcile(key)
+            for added in self._added_xrs:
+                heapq.heappush(queue, (in_reconcile_order(added), added))
+            self._added_xrs.clear()
 
     def _in_reconcile_order(self) -> list[Key]:
         return sorted(self.xr_keys(), key=in_reconcile_order)
@@ -264,16 +278,17 @@ class ControlPlane:
         composition = composition_for(xr, self.compositions)
         if composition is None:
             raise RuntimeError(f"no Composition for {xr_id(xr)}")
-        # What another XR controls is not this XR's to observe (nor to delete).
+        # What another XR controls is not this XR's to observe (nor to delete). Not copied:
+        # run_pipeline only reads what it observes (a copy per reconcile cost a third of a
+        # round at a hundred clusters).
         uid = mapping_at(xr, "metadata").get("uid")
         observed = {
-            name: copy.deepcopy(self.store[k])
+            name: self.store[k]
             for name, k in self.refs[key].items()
             if k in self.store and names.controller_uid(self.store[k]) in ("", uid)
         }
         if self._active_on(f.OBSERVED_MISSING, key):
             observed = {}
-        pool = [o for k, o in self.store.items() if k[1] != "Secret"]
         self._current = key
         try:
             result = run_pipeline(
@@ -281,7 +296,7 @@ class ControlPlane:
                 composition,
                 self._call,
                 observed=observed,
-                required_pool=pool,
+                required_pool=self.store,
                 now=START + timedelta(minutes=self.round),
             )
         finally:
@@ -330,53 +345,7 @@ class ControlPlane:
         )
 
     def _apply_desired(self, key: Key, result: PipelineResult, observed: set[str]) -> None:
-        """Create or update what the pipeline desires; delete what was observed but is no
-        longer desired (Crossplane garbage-collects only observed resources: one it could not
-        observe this time is left alone)."""
-        xr = self.store[key]
-        refs = self.refs[key]
-        resource_names = sorted(result.resources)
-        if self.order is not None:
-            self.order.shuffle(resource_names)
-        for name in resource_names:
-            desired = result.resources[name]
-            previous = self.store.get(refs[name]) if name in refs else None
-            obj = composed_metadata(desired, xr, name, previous)
-            metadata = obj["metadata"]
-            try:
-                metadata["name"] = metadata.get("name") or names.composed_name(
-                    obj, str(key), self._name_taken(obj)
-                )
-            except names.NameGenerationError as exc:  # Crossplane's reconcile error
-                self.events.append(Event(self.round, xr_id(xr), "Warning", str(exc)))
-                continue
-            metadata.pop("generateName", None)
-            if previous is not None:
-                metadata["uid"] = mapping_at(previous, "metadata").get("uid")
-                if "status" in previous:
-                    obj["status"] = previous["status"]
-            new_key = key_of(obj)
-            refs[name] = new_key  # recorded before the apply, as Crossplane does
-            existing = self.store.get(new_key)
-            refused = names.controller_conflict(existing, obj) if existing else None
-            if refused:  # the API server keeps the other XR's object
-                message = f'cannot apply composed resource "{name}": {refused}'
-                self.events.append(Event(self.round, xr_id(xr), "Warning", message))
-                continue
-            if is_xr(obj) and new_key not in self.store:
-                self._add_xr(obj, root=self.roots.get(key, key))
-            else:
-                self._put(obj)
-        for name in sorted(n for n in refs if n in observed and n not in result.resources):
-            gone = refs.pop(name)
-            if gone in self.store:
-                self._check_loss(key, gone)
-                self.delete(gone, f"left out of {xr_id(xr)}'s desired state")
-
-    def _name_taken(self, obj: dict[str, Any]) -> Callable[[str], bool]:
-        """Whether a name is taken for `obj`'s kind and namespace (a GET before a create)."""
-        api_version, kind, namespace, _ = key_of(obj)
-        return lambda name: (api_version, kind, namespace, name) in self.store
+        composing.apply_desired(self, key, result, observed)
 
     def _check_loss(self, owner: Key, gone: Key) -> None:
         deletion.check_loss(self, owner, gone)
