@@ -107,6 +107,8 @@ def simulate_fleet(
     plane = ControlPlane(fleet, compositions, call, workload_clusters(fleet, settings), faults)
     plane.order = random.Random(seed) if seed is not None else None
     plane.providers.sanitize_secrets = sanitize_secrets_setting(settings)
+    progress.limit = limit
+    plane.on_step = progress.step
     noted = refused = 0
     while plane.round < limit:
         plane.run_round()

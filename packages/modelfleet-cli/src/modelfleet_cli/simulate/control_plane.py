@@ -14,6 +14,7 @@ import base64
 import copy
 import heapq
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -84,6 +85,8 @@ class ControlPlane:
     # (reproducibly, per seed), as a real function may return them in any order.
     order: random.Random | None = None
     round: int = 0
+    # Told of each step of a round (what, how many done, of how many): progress to show.
+    on_step: Callable[[str, int, int], None] = lambda what, done, total: None
     _current: Key | None = None
     _serial: int = 0
     deleting_depth: int = 0  # depth of nested delete() calls (an XR takes its children)
@@ -172,11 +175,13 @@ class ControlPlane:
         self._requeue_parents()
         # In the order they were created (composed resources are applied sorted by name).
         managed = [o for o in self.store.values() if is_managed(o)]
-        for obj in managed:
+        for done, obj in enumerate(managed, 1):
+            self.on_step("providers applying managed resources", done, len(managed))
             self.providers.sync(obj)
         for cluster in self.clusters.values():
             cluster.tick()
-        for obj in managed:
+        for done, obj in enumerate(managed, 1):
+            self.on_step("providers observing managed resources", done, len(managed))
             self.providers.observe(obj)
         for fault, hydration in self.hydration_faults.items():
             if hydration.attempts_failed:
@@ -187,15 +192,18 @@ class ControlPlane:
         takes its place in that order. A heap, not a sort per reconcile: the fleet's size."""
         queue = [(in_reconcile_order(k), k) for k in self.xr_keys()]
         heapq.heapify(queue)
+        total = len(queue)
         done: set[Key] = set()
         while queue:
             _, key = heapq.heappop(queue)
             if key in done or key not in self.store:
                 continue
             done.add(key)
+            self.on_step(f"reconciling {xr_id(self.store[key])}", len(done), total)
             self.reconcile(key)
             for added in self._added_xrs:
                 heapq.heappush(queue, (in_reconcile_order(added), added))
+                total += 1
             self._added_xrs.clear()
 
     def _in_reconcile_order(self) -> list[Key]:
