@@ -148,11 +148,6 @@ def test_another_xrs_object_under_the_name_is_kept_and_the_xr_is_warned(function
 # simulate benchmark (packages/modelfleet-cli/benchmarks), too slow for the suite.
 FLEETS = [
     pytest.param(["c041", "c326"], ["qwen3-0-6b"], id="2 clusters whose claims' old names collide"),
-    pytest.param(
-        [f"c{i:03d}" for i in range(12)],
-        [f"m{i:02d}" for i in range(3)],
-        id="12 clusters x 3 models",
-    ),
 ]
 
 

@@ -190,6 +190,7 @@ class ControlPlane:
     def _reconcile_every_xr(self) -> None:
         """Each XR once, in reconcile order; an XR composed meanwhile (a new ModelReplica)
         takes its place in that order. A heap, not a sort per reconcile: the fleet's size."""
+        self._added_xrs.clear()  # those are in xr_keys() already
         queue = [(in_reconcile_order(k), k) for k in self.xr_keys()]
         heapq.heapify(queue)
         total = len(queue)
