@@ -58,6 +58,11 @@ SUMMARIES = [
         id="300 clusters: counts by phase, the first not Ready named",
     ),
     pytest.param(
+        {"Ready": 2, "Unused": 8},
+        "10 clusters: 8 Unused, 2 Ready  2/10 ready",
+        id="a deployment's unused clusters: counted, not named",
+    ),
+    pytest.param(
         {"Ready": 1000},
         "1000 clusters: 1000 Ready  1000/1000 ready",
         id="1000 clusters all Ready: one count",
@@ -76,7 +81,7 @@ def test_a_few_clusters_messages_are_printed_and_every_one_is_recorded():
     timeline.record(1, [cache(rows({"Pending": 300}))])
     printed = out.getvalue().splitlines()
     assert len(printed) == 1 + NAMED + 1, printed
-    assert printed[-1].strip() == f"and {300 - NAMED} more cluster(s) not Ready"
+    assert printed[-1].strip() == f"and {300 - NAMED} more clusters' messages"
     assert len(timeline.messages) == 300, "the verdicts read every message the statuses gave"
 
 

@@ -217,7 +217,7 @@ def simulate(
     if as_json:
         click.echo(json.dumps(whole_numbers_as_int(result), indent=2, sort_keys=True))
     else:
-        _print_summary(result)
+        print_summary(result)
     sys.exit(exit_code(result))
 
 
@@ -235,7 +235,7 @@ def _verdict_text(verdict: dict[str, Any]) -> str:
     return "survived" if verdict["survived"] else "NOT survived"
 
 
-def _print_summary(result: dict[str, Any]) -> None:
+def print_summary(result: dict[str, Any]) -> None:
     for verdict in result["faults"]:
         click.echo(
             f"fault {verdict['fault']}: {_verdict_text(verdict)}"

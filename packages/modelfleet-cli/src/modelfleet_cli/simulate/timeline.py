@@ -16,8 +16,10 @@ from modelfleet_contracts.outcome import RESOLVING
 from modelfleet_cli.simulate.fleet import xr_id
 
 SYSTEM = ("Synced", "Ready")
-# A line names at most this many clusters of an XR; past it, it counts them by phase.
+# A line names at most this many clusters of an XR; past it, it counts them by phase and
+# names clusters that are not settled (Unused: a deployment's cluster it did not need).
 NAMED = 3
+SETTLED = ("Ready", "Unused")
 
 
 def _conditions(xr: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -52,7 +54,7 @@ def _clusters_text(rows: list[dict[str, Any]]) -> str:
         return ", ".join(_row_text(r) for r in rows) or "no clusters"
     phases = Counter(str(r.get("phase", "?")) for r in rows)
     counts = ", ".join(f"{n} {phase}" for phase, n in sorted(phases.items(), key=_most_first))
-    waiting = [_row_text(r) for r in rows if r.get("phase") != "Ready"]
+    waiting = [_row_text(r) for r in rows if r.get("phase") not in SETTLED]
     named = f"; not Ready: {listed(waiting, NAMED)}" if waiting else ""
     return f"{len(rows)} clusters: {counts}{named}"
 
@@ -66,7 +68,7 @@ def shown(details: list[str]) -> list[str]:
     one is in the XR's status.clusters)."""
     if len(details) <= NAMED:
         return details
-    return [*details[:NAMED], f"and {len(details) - NAMED} more cluster(s) not Ready"]
+    return [*details[:NAMED], f"and {len(details) - NAMED} more clusters' messages"]
 
 
 def _holding(conditions: dict[str, dict[str, Any]]) -> str:
