@@ -118,10 +118,11 @@ HEADER = (
 )
 
 
-def measure(clusters: int, call: Caller, work: Path) -> Run:
-    """Simulate `clusters` quickstart clusters and MODELS models until Ready (or the round
+def measure(clusters: int, call: Caller, work: Path, models: int = MODELS) -> Run:
+    """Simulate `clusters` quickstart clusters and `models` models until Ready (or the round
     limit), timing the whole run and the calls to the functions."""
-    directory = write_quickstart_fleet(work / f"fleet-{clusters}", *fleet_names(clusters, MODELS))
+    names = fleet_names(clusters, models)
+    directory = write_quickstart_fleet(work / f"fleet-{clusters}-{models}", *names)
     timed = TimedCalls(call)
     out, err = io.StringIO(), io.StringIO()
     start = time.perf_counter()
