@@ -33,15 +33,8 @@ from modelfleet_cli.output import whole_numbers_as_int
 from modelfleet_cli.pipeline import Caller
 from modelfleet_cli.simulate.command import FUNCTIONS, print_summary, simulate_fleet
 from modelfleet_cli.simulate.timeline import Progress, Timeline
+from modelfleet_devtools import docs_sections as docs
 from modelfleet_devtools.bench import provenance
-from modelfleet_devtools.docs_sections import (
-    BENCHMARKS_DOC,
-    SectionError,
-    check_sections,
-    script_command,
-    section_name,
-    write_sections,
-)
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))  # the fleet of quickstart copies of the tests
@@ -50,11 +43,11 @@ from quickstart_fleet import fleet_names, write_quickstart_fleet  # noqa: E402
 
 SIZES = (30, 300, 1000)
 MODELS = 10
-SECTION = section_name(__file__)  # its section of docs/benchmarks.md
+SECTION = docs.section_name(__file__)  # its section of docs/benchmarks.md
 # The run whose output docs/cli.md shows, in its own section there.
 SHOWN_SIZE = 300
-CLI_DOC = BENCHMARKS_DOC.parent / "cli.md"
-CLI_SECTION = section_name(__file__, "timeline")
+CLI_DOC = docs.BENCHMARKS_DOC.parent / "cli.md"
+CLI_SECTION = docs.section_name(__file__, "timeline")
 SHOWN_XRS = ("ModelCache ml-team/m00", "ModelDeployment ml-team/m00")
 XR_HEADER = re.compile(r"^round \d+ +(\S+ \S+) {2,}")
 TITLE = (
@@ -173,7 +166,7 @@ def excerpt(run: Run) -> str:
     steps = [p for p in within if p.startswith(longest + ",")][:3]
     return "\n".join(
         [
-            f"Produced by `{script_command(__file__)} --write-docs` ({run.clusters} clusters, "
+            f"Produced by `{docs.script_command(__file__)} --write-docs` ({run.clusters} clusters, "
             f"{MODELS} models): stderr's progress within its longest round, then stdout.",
             "",
             "```text",
@@ -199,11 +192,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--write-docs measures every default size: give no sizes with it")
     if args.write_docs:
         try:
-            check_sections(BENCHMARKS_DOC, [SECTION])
-            check_sections(CLI_DOC, [CLI_SECTION])
-        except SectionError as err:
+            docs.check_sections(docs.BENCHMARKS_DOC, [SECTION])
+            docs.check_sections(CLI_DOC, [CLI_SECTION])
+        except docs.SectionError as err:
             raise SystemExit(f"--write-docs: {err}") from err
-    command = " ".join([script_command(__file__), *map(str, args.sizes)])
+    command = " ".join([docs.script_command(__file__), *map(str, args.sizes)])
     runs = []
     load_before = os.getloadavg()[0]
     with running_functions(start=FUNCTIONS) as servers, tempfile.TemporaryDirectory() as work:
@@ -220,9 +213,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(text)
     if args.write_docs:
-        write_sections(BENCHMARKS_DOC, {SECTION: text})
+        docs.write_sections(docs.BENCHMARKS_DOC, {SECTION: text})
         [shown] = [r for r in runs if r.clusters == SHOWN_SIZE]
-        write_sections(CLI_DOC, {CLI_SECTION: excerpt(shown)})
+        docs.write_sections(CLI_DOC, {CLI_SECTION: excerpt(shown)})
     return 0 if all(r.result == "Ready" and not r.lost for r in runs) else 1
 
 
