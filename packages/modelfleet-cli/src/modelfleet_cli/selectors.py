@@ -51,10 +51,15 @@ def matches(selector: fnv1.ResourceSelector, obj: Mapping[str, Any]) -> bool:
 
 
 class KindIndex(Protocol):
-    """A pool that hands out the objects of one apiVersion and kind (the simulated control
-    plane's store), so that resolving a requirement does not read every object."""
+    """A pool that hands out the objects of one apiVersion and kind, or the one of that name
+    (the simulated control plane's store), so that resolving a requirement does not read
+    every object."""
 
     def candidates(self, api_version: str, kind: str) -> Iterable[Mapping[str, Any]]: ...
+
+    def named(
+        self, api_version: str, kind: str, namespace: str, name: str
+    ) -> Iterable[Mapping[str, Any]]: ...
 
 
 Pool = Sequence[Mapping[str, Any]] | KindIndex
@@ -63,6 +68,9 @@ Pool = Sequence[Mapping[str, Any]] | KindIndex
 def _candidates(selector: fnv1.ResourceSelector, pool: Pool) -> Iterable[Mapping[str, Any]]:
     if isinstance(pool, Sequence):
         return pool
+    if selector.WhichOneof("match") == "match_name":
+        namespace = selector.namespace if selector.HasField("namespace") else ""
+        return pool.named(selector.api_version, selector.kind, namespace, selector.match_name)
     return pool.candidates(selector.api_version, selector.kind)
 
 

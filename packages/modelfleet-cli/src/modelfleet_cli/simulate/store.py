@@ -63,3 +63,8 @@ class Store(dict[Key, Obj]):
         if kind == "Secret":
             return ()
         return [o for k, o in self.of_kind(kind).items() if k[0] == api_version]
+
+    def named(self, api_version: str, kind: str, namespace: str, name: str) -> Iterable[Obj]:
+        """The object a requirement names, if any (one GET; Secrets are not offered)."""
+        found = self.get((api_version, kind, namespace, name))
+        return () if kind == "Secret" or found is None else (found,)
