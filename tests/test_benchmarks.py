@@ -22,6 +22,7 @@ from modelfleet_devtools.docs_sections import (
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted(ROOT.glob("functions/*/benchmarks/bench_*.py"))
 HYDRATOR_SCRIPT = ROOT / "functions/compose-model-cache/benchmarks/hydrator_speed.py"
+SIMULATE_SCRIPT = ROOT / "packages/modelfleet-cli/benchmarks/bench_simulate.py"
 
 
 def load(path: Path) -> ModuleType:
@@ -71,13 +72,13 @@ def test_cache_tables_build_what_they_measure(over_slots: bool):
 def test_the_docs_have_one_section_for_every_table_of_every_script():
     """A renamed, added or removed table cannot leave the docs stale: every section a script
     writes is there exactly once, and there is no other."""
-    hydrator = load(HYDRATOR_SCRIPT)
+    hydrator, simulate = load(HYDRATOR_SCRIPT), load(SIMULATE_SCRIPT)
     sections = {
         name: (path, scenario)
         for path in SCRIPTS
         for name, scenario in scenario_sections(path, load(path).SCENARIOS).items()
     }
-    written = [*sections, hydrator.SECTION]
+    written = [*sections, hydrator.SECTION, simulate.SECTION]
     text = BENCHMARKS_DOC.read_text()
     assert Counter(section_names(text)) == Counter(written)
     for name, (path, scenario) in sections.items():
@@ -86,3 +87,22 @@ def test_the_docs_have_one_section_for_every_table_of_every_script():
         assert measured_by.startswith(f"Measured by `{script_command(path)}` on "), name
     produced = f"Produced by `{script_command(HYDRATOR_SCRIPT)} --write-docs`.\n\n"
     assert section_body(text, hydrator.SECTION).startswith(produced)
+    heading, measured_by, table = section_body(text, simulate.SECTION).split("\n\n")
+    assert heading == f"### {simulate.TITLE}"
+    assert measured_by.startswith(f"Measured by `{script_command(SIMULATE_SCRIPT)}` on ")
+    assert table.startswith(simulate.HEADER)
+
+
+def test_the_simulate_benchmark_runs_a_fleet_to_ready_and_excerpts_it(tmp_path):
+    """bench_simulate.py at its smallest: 2 clusters and 1 model reach Ready, nothing lost,
+    its row and the excerpt docs/cli.md shows are built from what simulate printed."""
+    from modelfleet_cli.functions import running_functions
+
+    simulate = load(SIMULATE_SCRIPT)
+    with running_functions(start=simulate.FUNCTIONS) as servers:
+        run = simulate.measure(2, servers, tmp_path, models=1)
+    # 2 InferenceClusters, the ModelCache, the ModelDeployment and its 2 ModelReplicas
+    assert (run.result, run.lost, run.xrs) == ("Ready", 0, 6)
+    assert run.row().startswith("| 2 | 6 | ") and run.printed[-1].startswith("all 6 XRs Ready")
+    shown = simulate.excerpt(run)
+    assert "round 1   ModelCache ml-team/m00" in shown and run.printed[-1] in shown

@@ -1,6 +1,7 @@
 """Running a fleet through `simulate_fleet` in a test: the printed timeline and the result."""
 
 import io
+import re
 from pathlib import Path
 from typing import Any
 
@@ -22,3 +23,24 @@ def simulate_with_timeline(
         call=functions,
     )
     return out.getvalue(), result
+
+
+HEADER = re.compile(r"^round (\d+) +(\S+ \S+) {2,}(.*)$")
+NOTE = re.compile(r"^round \d+ +! ")
+CONDITION = re.compile(r"^(\w+)=(True|False|Unknown) ")
+
+
+def blocks(text: str) -> list[tuple[int, str, list[str]]]:
+    """(round, XR, the lines under its header) for every header; fails on a line that is
+    neither a header, a note, nor under a header."""
+    found: list[tuple[int, str, list[str]]] = []
+    for line in text.splitlines():
+        header = HEADER.match(line)
+        if header:
+            found.append((int(header[1]), header[2], []))
+        elif NOTE.match(line):
+            continue
+        else:
+            assert line.startswith(" " * 10) and found, f"a line outside any XR: {line!r}"
+            found[-1][2].append(line.strip())
+    return found

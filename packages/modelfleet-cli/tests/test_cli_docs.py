@@ -10,6 +10,8 @@ from click.testing import CliRunner
 from modelfleet_cli.exit_codes import ExitCode
 from modelfleet_cli.main import main
 from modelfleet_cli.simulate import simulate
+from modelfleet_cli.simulate.timeline import NAMED
+from modelfleet_devtools.docs_sections import section_body
 
 CLI_DOC = Path(__file__).resolve().parents[3] / "docs" / "cli.md"
 
@@ -130,3 +132,35 @@ def test_modelfleet_says_its_version():
     outcome = CliRunner().invoke(main, ["--version"])
     assert outcome.exit_code == 0
     assert re.fullmatch(r"modelfleet, version \d+\.\d+\.\d+\S*\n", outcome.output)
+
+
+PROGRESS = re.compile(
+    r"simulate: round \d+/\d+, "
+    r"(reconciling \S+ \S+|providers (applying|observing) managed resources) \(\d+/\d+\)"
+)
+BIG_FLEET_HEADER = re.compile(r"^round \d+ +(\S+ \S+) {2,}(\d+ clusters: .*)$")
+
+
+def test_cli_md_shows_the_big_fleet_run_as_the_benchmark_wrote_it():
+    """docs/cli.md's 300-cluster output is the section bench_simulate.py --write-docs writes:
+    progress within a round naming the XR or step and how far, the XRs' lines counting their
+    clusters by phase and staying short, messages a few, and the closing line."""
+    body = section_body(CLI_DOC.read_text(), "bench_simulate.py: timeline")
+    assert body.startswith(
+        "Produced by `uv run python packages/modelfleet-cli/benchmarks/bench_simulate.py "
+        "--write-docs` (300 clusters, 10 models)"
+    )
+    progress, output = re.findall(r"```text\n(.*?)```", body, re.DOTALL)
+    assert progress.splitlines() and all(
+        PROGRESS.fullmatch(line) for line in progress.splitlines()
+    ), progress
+    lines = output.splitlines()
+    assert re.fullmatch(r"all \d+ XRs Ready after \d+ rounds", lines[-1])
+    headers = [line for line in lines if line.startswith("round ")]
+    assert len(headers) == 4, "the first and last lines of a ModelCache and a ModelDeployment"
+    for header in headers:
+        match = BIG_FLEET_HEADER.match(header)
+        assert match and match[2].startswith("300 clusters: "), header
+        assert len(header) < 200, header
+    messages = [line for line in lines if line.startswith(" ") and not re.match(r" +\w+=", line)]
+    assert len(messages) <= 2 * (NAMED + 1), messages

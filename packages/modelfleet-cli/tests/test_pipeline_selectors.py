@@ -5,6 +5,8 @@ from typing import Any
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_cli.selectors import resolve, select
+from modelfleet_cli.simulate.objects import key_of
+from modelfleet_cli.simulate.store import Store
 
 IC = ("modelfleet.io/v1alpha1", "InferenceCluster")
 MC = ("modelfleet.io/v1alpha1", "ModelCache")
@@ -79,6 +81,22 @@ def names(found: list[dict[str, Any]]) -> list[str]:
 )
 def test_selector(case: str, selector: fnv1.ResourceSelector, expected: list[str]) -> None:
     assert names(select(selector, POOL)) == expected, case
+    # The simulated control plane's store, read by kind and by key, selects the same.
+    assert names(select(selector, as_store(POOL))) == expected, f"{case} (store)"
+
+
+def as_store(pool: list[dict[str, Any]]) -> Store:
+    store = Store()
+    for item in pool:
+        store[key_of(item)] = item
+    return store
+
+
+def test_the_store_never_hands_a_secret_to_a_function() -> None:
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "hf", "namespace": "a"}}
+    store = as_store([secret])
+    assert select(by_name(("v1", "Secret"), "hf", "a"), store) == []
+    assert select(by_labels(("v1", "Secret")), store) == []
 
 
 def test_resolve_keeps_every_requirement_even_when_nothing_matched() -> None:

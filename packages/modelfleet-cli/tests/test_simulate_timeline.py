@@ -3,7 +3,6 @@ an XR reports about the XRs it composes is what they say in the same round, not 
 before."""
 
 import io
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,12 +15,9 @@ from modelfleet_devtools.audit import record_text
 
 # Test helpers sit beside the tests (pytest runs in importlib mode).
 sys.path.insert(0, str(Path(__file__).parent))
-from simulate_runs import simulate_with_timeline
+from simulate_runs import CONDITION, HEADER, blocks, simulate_with_timeline
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
-HEADER = re.compile(r"^round (\d+) +(\S+ \S+) {2,}(.*)$")
-NOTE = re.compile(r"^round \d+ +! ")
-CONDITION = re.compile(r"^(\w+)=(True|False|Unknown) ")
 
 
 def xr(kind: str, name: str, phase: str, conditions: dict[str, str]) -> dict[str, Any]:
@@ -62,22 +58,6 @@ def timeline_and_result(functions, directory: Path, *faults: str) -> tuple[str, 
     text, result = simulate_with_timeline(functions, directory, *faults)
     record_text(f"modelfleet simulate {directory.name} {' '.join(faults)}", text)
     return text, result
-
-
-def blocks(text: str) -> list[tuple[int, str, list[str]]]:
-    """(round, XR, the lines under its header) for every header; fails on a line that is
-    neither a header, a note, nor under a header."""
-    found: list[tuple[int, str, list[str]]] = []
-    for line in text.splitlines():
-        header = HEADER.match(line)
-        if header:
-            found.append((int(header[1]), header[2], []))
-        elif NOTE.match(line):
-            continue
-        else:
-            assert line.startswith(" " * 10) and found, f"a line outside any XR: {line!r}"
-            found[-1][2].append(line.strip())
-    return found
 
 
 RUNS = [

@@ -22,7 +22,7 @@ What it does not do: connection details, function credentials, required schemas,
 
 import copy
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -32,7 +32,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.conditions import Status, condition_dict
 from modelfleet_contracts.fields import mapping_at
 
-from modelfleet_cli.selectors import resolve
+from modelfleet_cli.selectors import Pool, resolve
 from modelfleet_cli.xr_conditions import set_conditions, unready_message
 
 Caller = Callable[[str, fnv1.RunFunctionRequest], fnv1.RunFunctionResponse]
@@ -123,7 +123,7 @@ def run_pipeline(
     call: Caller,
     *,
     observed: Mapping[str, Mapping[str, Any]] | None = None,
-    required_pool: Sequence[Mapping[str, Any]] = (),
+    required_pool: Pool = (),
     context: Mapping[str, Any] | None = None,
     now: datetime | None = None,
 ) -> PipelineResult:
@@ -238,7 +238,7 @@ def _run_step(
     call: Caller,
     function: str,
     req: fnv1.RunFunctionRequest,
-    pool: Sequence[Mapping[str, Any]],
+    pool: Pool,
 ) -> tuple[fnv1.RunFunctionResponse, int, bool]:
     """Call `function` until its requirements repeat (or a fatal result), at most
     MAX_CALLS_PER_STEP times. Returns the last response, the number of calls, and whether

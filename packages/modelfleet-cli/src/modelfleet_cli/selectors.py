@@ -10,7 +10,7 @@ required-resources fetcher does against the API server:
 """
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
@@ -50,10 +50,37 @@ def matches(selector: fnv1.ResourceSelector, obj: Mapping[str, Any]) -> bool:
     return all(labels.get(k) == v for k, v in selector.match_labels.labels.items())
 
 
-def select(selector: fnv1.ResourceSelector, pool: Iterable[Mapping[str, Any]]) -> list[dict]:
+class KindIndex(Protocol):
+    """A pool that hands out the objects of one apiVersion and kind, or the one of that name
+    (the simulated control plane's store), so that resolving a requirement does not read
+    every object."""
+
+    def candidates(self, api_version: str, kind: str) -> Iterable[Mapping[str, Any]]: ...
+
+    def named(
+        self, api_version: str, kind: str, namespace: str, name: str
+    ) -> Iterable[Mapping[str, Any]]: ...
+
+
+Pool = Sequence[Mapping[str, Any]] | KindIndex
+
+
+def _candidates(selector: fnv1.ResourceSelector, pool: Pool) -> Iterable[Mapping[str, Any]]:
+    if isinstance(pool, Sequence):
+        return pool
+    if selector.WhichOneof("match") == "match_name":
+        namespace = selector.namespace if selector.HasField("namespace") else ""
+        return pool.named(selector.api_version, selector.kind, namespace, selector.match_name)
+    return pool.candidates(selector.api_version, selector.kind)
+
+
+def select(selector: fnv1.ResourceSelector, pool: Pool) -> list[dict]:
     """The objects of `pool` that `selector` selects, sorted by namespace/name (a name
     selector yields at most one object)."""
-    found = sorted((dict(obj) for obj in pool if matches(selector, obj)), key=_sort_key)
+    found = sorted(
+        (dict(obj) for obj in _candidates(selector, pool) if matches(selector, obj)),
+        key=_sort_key,
+    )
     if selector.WhichOneof("match") == "match_name":
         return found[:1]
     return found
@@ -69,7 +96,7 @@ def resources_message(objects: Sequence[Mapping[str, Any]]) -> fnv1.Resources:
 
 
 def resolve(
-    selectors: Mapping[str, fnv1.ResourceSelector], pool: Sequence[Mapping[str, Any]]
+    selectors: Mapping[str, fnv1.ResourceSelector], pool: Pool
 ) -> dict[str, fnv1.Resources]:
     """Requirement name -> the resources Crossplane would send for it."""
     return {name: resources_message(select(sel, pool)) for name, sel in selectors.items()}

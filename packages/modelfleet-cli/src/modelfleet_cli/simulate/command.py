@@ -113,6 +113,8 @@ def simulate_fleet(
     plane = ControlPlane(fleet, compositions, call, workload_clusters(fleet, settings), faults)
     plane.order = random.Random(seed) if seed is not None else None
     plane.providers.sanitize_secrets = sanitize_secrets_setting(settings)
+    progress.limit = limit
+    plane.on_step = progress.step
     noted = refused = 0
     while plane.round < limit:
         plane.run_round()
@@ -233,7 +235,7 @@ def simulate(
     if as_json:
         click.echo(json.dumps(whole_numbers_as_int(result), indent=2, sort_keys=True))
     else:
-        _print_summary(result)
+        print_summary(result)
     sys.exit(exit_code(result))
 
 
@@ -257,7 +259,7 @@ def _verdict_text(verdict: dict[str, Any]) -> str:
     return "survived" if verdict["verdict"] == SURVIVED else "NOT survived"
 
 
-def _print_summary(result: dict[str, Any]) -> None:
+def print_summary(result: dict[str, Any]) -> None:
     for verdict in result["faults"]:
         click.echo(
             f"fault {verdict['fault']}: {_verdict_text(verdict)}"

@@ -11,8 +11,9 @@ observe the result. Crossplane Usages are honoured: deleting a resource in use i
 """
 
 import copy
-import hashlib
+import heapq
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -28,22 +29,21 @@ from modelfleet_contracts.api import (
 from modelfleet_contracts.conditions import Status, condition_true
 from modelfleet_contracts.fields import mapping_at, mapping_path
 
-from modelfleet_cli.composed import composed_metadata
 from modelfleet_cli.discovery import composition_for
 from modelfleet_cli.pipeline import Caller, PipelineResult, run_pipeline
-from modelfleet_cli.simulate import deletion, usages
+from modelfleet_cli.simulate import composing, deletion, names, usages
 from modelfleet_cli.simulate import faults as f
 from modelfleet_cli.simulate.fleet import Fleet, xr_id
 from modelfleet_cli.simulate.objects import (
     Key,
     in_listing_order,
     in_reconcile_order,
-    is_xr,
     key_of,
     stored_secret,
 )
 from modelfleet_cli.simulate.provider import Providers, is_managed
 from modelfleet_cli.simulate.records import Event, Loss, Refusal
+from modelfleet_cli.simulate.store import Store
 from modelfleet_cli.simulate.workload import HydrationFault, WorkloadCluster
 from modelfleet_cli.xr_conditions import RESPONSIVE, set_conditions
 
@@ -58,7 +58,7 @@ class ControlPlane:
     call: Caller
     clusters: dict[str, WorkloadCluster]
     faults: list[f.Fault] = field(default_factory=list)
-    store: dict[Key, dict[str, Any]] = field(default_factory=dict)
+    store: Store = field(default_factory=Store)
     refs: dict[Key, dict[str, Key]] = field(default_factory=dict)
     roots: dict[Key, Key] = field(default_factory=dict)
     losses: list[Loss] = field(default_factory=list)
@@ -74,6 +74,8 @@ class ControlPlane:
     # (reproducibly, per seed), as a real function may return them in any order.
     order: random.Random | None = None
     round: int = 0
+    # Told of each step of a round (what, how many done, of how many): progress to show.
+    on_step: Callable[[str, int, int], None] = lambda what, done, total: None
     _current: Key | None = None
     _serial: int = 0
     deleting_depth: int = 0  # depth of nested delete() calls (an XR takes its children)
@@ -87,6 +89,7 @@ class ControlPlane:
         self._reconciled: dict[Key, int] = {}
         self._changed: dict[Key, int] = {}
         self.hydration_faults: dict[f.Fault, HydrationFault] = {}
+        self._added_xrs: list[Key] = []  # XRs added since the reconcile loop last looked
         for ic in self.fleet.xrs:
             if ic["kind"] != INFERENCE_CLUSTER:
                 continue
@@ -129,21 +132,24 @@ class ControlPlane:
 
     def _add_xr(self, xr: dict[str, Any], root: Key | None = None) -> Key:
         key = self._put(xr)
+        self._added_xrs.append(key)
         self.refs.setdefault(key, {})
         self.roots[key] = root or key
         return key
 
     def xr_keys(self) -> list[Key]:
-        return sorted((k for k in self.store if k in self.refs), key=in_listing_order)
+        return sorted((k for k in self.refs if k in self.store), key=in_listing_order)
 
     def _secret(self, namespace: str, name: str) -> dict[str, Any] | None:
         return self.store.get(("v1", "Secret", namespace, name))
 
     def _provider_config_cluster(self, name: str) -> str | None:
-        exists = any(
-            k[1] == PROVIDER_CONFIG_KIND and k[3] == name and k[0] == OBJECT_API_VERSION
-            for k in self.store
-        )
+        exists = (
+            OBJECT_API_VERSION,
+            PROVIDER_CONFIG_KIND,
+            "",
+            name,
+        ) in self.store  # cluster-scoped
         return self.pc_cluster.get(name) if exists else None
 
     def cluster_registered(self, cluster: str) -> bool:
@@ -154,25 +160,42 @@ class ControlPlane:
     def run_round(self) -> None:
         self.round += 1
         self._inject()
-        done: set[Key] = set()
-        while pending := [k for k in self._in_reconcile_order() if k not in done]:
-            key = pending[0]
-            done.add(key)
-            if key in self.store:
-                self.reconcile(key)
+        self._reconcile_every_xr()
         self._requeue_parents()
         usages.mark_configured(self.store, START + timedelta(minutes=self.round))
         # In the order they were created (composed resources are applied sorted by name).
         managed = [o for o in self.store.values() if is_managed(o)]
-        for obj in managed:
+        for done, obj in enumerate(managed, 1):
+            self.on_step("providers applying managed resources", done, len(managed))
             self.providers.sync(obj)
         for cluster in self.clusters.values():
             cluster.tick()
-        for obj in managed:
+        for done, obj in enumerate(managed, 1):
+            self.on_step("providers observing managed resources", done, len(managed))
             self.providers.observe(obj)
         for fault, hydration in self.hydration_faults.items():
             if hydration.attempts_failed:
                 self._took_effect(fault)
+
+    def _reconcile_every_xr(self) -> None:
+        """Each XR once, in reconcile order; an XR composed meanwhile (a new ModelReplica)
+        takes its place in that order. A heap, not a sort per reconcile: the fleet's size."""
+        self._added_xrs.clear()  # those are in xr_keys() already
+        queue = [(in_reconcile_order(k), k) for k in self.xr_keys()]
+        heapq.heapify(queue)
+        total = len(queue)
+        done: set[Key] = set()
+        while queue:
+            _, key = heapq.heappop(queue)
+            if key in done or key not in self.store:
+                continue
+            done.add(key)
+            self.on_step(f"reconciling {xr_id(self.store[key])}", len(done), total)
+            self.reconcile(key)
+            for added in self._added_xrs:
+                heapq.heappush(queue, (in_reconcile_order(added), added))
+                total += 1
+            self._added_xrs.clear()
 
     def _in_reconcile_order(self) -> list[Key]:
         return sorted(self.xr_keys(), key=in_reconcile_order)
@@ -254,14 +277,17 @@ class ControlPlane:
         composition = composition_for(xr, self.compositions)
         if composition is None:
             raise RuntimeError(f"no Composition for {xr_id(xr)}")
+        # What another XR controls is not this XR's to observe (nor to delete). Not copied:
+        # run_pipeline only reads what it observes (a copy per reconcile cost a third of a
+        # round at a hundred clusters).
+        uid = mapping_at(xr, "metadata").get("uid")
         observed = {
-            name: copy.deepcopy(self.store[k])
+            name: self.store[k]
             for name, k in self.refs[key].items()
-            if k in self.store
+            if k in self.store and names.controller_uid(self.store[k]) in ("", uid)
         }
         if self._active_on(f.OBSERVED_MISSING, key):
             observed = {}
-        pool = [o for k, o in self.store.items() if k[1] != "Secret"]
         now = START + timedelta(minutes=self.round)
         set_conditions(xr, [RESPONSIVE], now)
         self._current = key
@@ -271,7 +297,7 @@ class ControlPlane:
                 composition,
                 self._call,
                 observed=observed,
-                required_pool=pool,
+                required_pool=self.store,
                 now=now,
             )
         finally:
@@ -325,38 +351,7 @@ class ControlPlane:
         )
 
     def _apply_desired(self, key: Key, result: PipelineResult, observed: set[str]) -> None:
-        """Create or update what the pipeline desires; delete what was observed but is no
-        longer desired (Crossplane garbage-collects only observed resources: one it could not
-        observe this time is left alone)."""
-        xr = self.store[key]
-        refs = self.refs[key]
-        names = sorted(result.resources)
-        if self.order is not None:
-            self.order.shuffle(names)
-        for name in names:
-            desired = result.resources[name]
-            previous = self.store.get(refs[name]) if name in refs else None
-            obj = composed_metadata(desired, xr, name, previous)
-            metadata = obj["metadata"]
-            if not metadata.get("name"):
-                digest = hashlib.sha256(f"{key}/{name}".encode()).hexdigest()[:5]
-                metadata["name"] = f"{metadata.pop('generateName', '')}{digest}"
-            metadata.pop("generateName", None)
-            if previous is not None:
-                metadata["uid"] = mapping_at(previous, "metadata").get("uid")
-                if "status" in previous:
-                    obj["status"] = previous["status"]
-            new_key = key_of(obj)
-            if is_xr(obj) and new_key not in self.store:
-                self._add_xr(obj, root=self.roots.get(key, key))
-            else:
-                self._put(obj)
-            refs[name] = new_key
-        for name in sorted(n for n in refs if n in observed and n not in result.resources):
-            gone = refs.pop(name)
-            if gone in self.store:
-                self._check_loss(key, gone)
-                self.delete(gone, f"left out of {xr_id(xr)}'s desired state")
+        composing.apply_desired(self, key, result, observed)
 
     def _check_loss(self, owner: Key, gone: Key) -> None:
         deletion.check_loss(self, owner, gone)

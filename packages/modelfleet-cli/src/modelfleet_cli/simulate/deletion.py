@@ -60,7 +60,12 @@ def _superseded(cache: dict[str, Any], cluster: str, job: dict[str, Any]) -> boo
 
 def usages_of(plane: "ControlPlane", key: Key) -> list[Key]:
     """The Usages in the store that protect `key`."""
-    return sorted(k for k, obj in plane.store.items() if u.is_usage(obj) and u.used_key(obj) == key)
+    return sorted(
+        k
+        for kind in sorted(u.USAGE_KINDS)
+        for k, obj in plane.store.of_kind(kind).items()
+        if u.is_usage(obj) and u.used_key(obj) == key
+    )
 
 
 def delete(plane: "ControlPlane", key: Key, reason: str) -> bool:

@@ -2,6 +2,8 @@
 remote object (variable `object`) that must evaluate to a bool."""
 
 import functools
+import hashlib
+import json
 from typing import Any
 
 import celpy
@@ -20,9 +22,26 @@ def _program(query: str) -> Any:
         raise ReadinessError(f"cannot compile CEL query {query!r}: {exc}") from exc
 
 
+# (query, digest of the remote object) -> the answer. The provider asks again every round
+# (after each apply and each observe) about objects that mostly have not changed, and
+# converting an object to CEL costs more than hashing it.
+_answers: dict[tuple[str, bytes], bool] = {}
+MAX_ANSWERS = 1 << 16
+
+
 def evaluate(query: str, remote: dict[str, Any]) -> bool:
     """Whether `remote` is ready per `query`. A field the object does not have yet makes the
     query false, as with the provider (it reports the object not ready, not an error)."""
+    text = json.dumps(remote, sort_keys=True, default=repr).encode()
+    key = (query, hashlib.blake2b(text, digest_size=16).digest())
+    if key not in _answers:
+        if len(_answers) >= MAX_ANSWERS:
+            _answers.clear()
+        _answers[key] = _evaluate(query, remote)
+    return _answers[key]
+
+
+def _evaluate(query: str, remote: dict[str, Any]) -> bool:
     program = _program(query)
     try:
         result = program.evaluate({"object": celpy.json_to_cel(remote)})

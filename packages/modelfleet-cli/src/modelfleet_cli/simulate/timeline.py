@@ -2,11 +2,14 @@
 they change, and a progress line while the simulation runs."""
 
 import sys
+import time
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from modelfleet_contracts.api import INFERENCE_CLUSTER, MODEL_CACHE, MODEL_DEPLOYMENT
-from modelfleet_contracts.conditions import condition_true
+from modelfleet_contracts.conditions import condition_true, listed
 from modelfleet_contracts.fields import int_at, list_at, mapping_at
 from modelfleet_contracts.outcome import RESOLVING
 
@@ -14,6 +17,10 @@ from modelfleet_cli.simulate.fleet import xr_id
 
 # Crossplane's own conditions on every XR (Responsive: its watch circuit breaker).
 SYSTEM = ("Synced", "Ready", "Responsive")
+# A line names at most this many clusters of an XR; past it, it counts them by phase and
+# names clusters that are not settled (Unused: a deployment's cluster it did not need).
+NAMED = 3
+SETTLED = ("Ready", "Unused")
 
 
 def _conditions(xr: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -33,6 +40,36 @@ def _progress_text(row: dict[str, Any]) -> str:
     """A ModelCache cluster's download figures while it hydrates (` 37.2/120.0 GiB`)."""
     progress = row.get("progress")
     return f" {progress}" if isinstance(progress, str) and row.get("phase") == "Hydrating" else ""
+
+
+def _row_text(row: dict[str, Any]) -> str:
+    return f"{row.get('name')} {row.get('phase', '?')}{_progress_text(row)}"
+
+
+def _clusters_text(rows: list[dict[str, Any]]) -> str:
+    """Every cluster's phase (`gke-dev Hydrating 1.2/2.5 GiB`) on a small fleet; past NAMED
+    clusters, the count per phase and the clusters that are not Ready first, NAMED of them
+    named (`300 clusters: 288 Ready, 12 Hydrating; not Ready: c004 Hydrating 1.2/2.5 GiB,
+    c017 Hydrating, c120 Hydrating and 9 more`), so that a line stays a line."""
+    if len(rows) <= NAMED:
+        return ", ".join(_row_text(r) for r in rows) or "no clusters"
+    phases = Counter(str(r.get("phase", "?")) for r in rows)
+    counts = ", ".join(f"{n} {phase}" for phase, n in sorted(phases.items(), key=_most_first))
+    waiting = [_row_text(r) for r in rows if r.get("phase") not in SETTLED]
+    named = f"; not Ready: {listed(waiting, NAMED)}" if waiting else ""
+    return f"{len(rows)} clusters: {counts}{named}"
+
+
+def _most_first(phase_count: tuple[str, int]) -> tuple[int, str]:
+    return -phase_count[1], phase_count[0]
+
+
+def shown(details: list[str]) -> list[str]:
+    """The per-cluster messages printed: NAMED of them, then how many more there are (every
+    one is in the XR's status.clusters)."""
+    if len(details) <= NAMED:
+        return details
+    return [*details[:NAMED], f"and {len(details) - NAMED} more clusters' messages"]
 
 
 def _holding(conditions: dict[str, dict[str, Any]]) -> str:
@@ -55,13 +92,12 @@ def summarize(xr: dict[str, Any]) -> tuple[str, list[str]]:
     details: list[str] = []
     if kind in (MODEL_CACHE, MODEL_DEPLOYMENT):
         rows = [r for r in list_at(status, "clusters") if isinstance(r, dict)]
-        parts = [f"{r.get('name')} {r.get('phase', '?')}{_progress_text(r)}" for r in rows]
         details = [
             f"{r.get('name')}: {r['message']}"
             for r in rows
             if r.get("message") and r.get("phase") != "Ready"
         ]
-        line = (", ".join(parts) or "no clusters") + _ready_text(status)
+        line = _clusters_text(rows) + _ready_text(status)
     elif kind == INFERENCE_CLUSTER:
         line = "Ready" if condition_true(status, "Ready") else f"not ready: {_holding(conditions)}"
     else:
@@ -111,14 +147,17 @@ class Timeline:
             told: list[str] = []
             if self.seen.get(ident) != (line, details):
                 self.history.setdefault(ident, []).append({"round": round_no, "summary": line})
-                told += [d for d in details if d not in self.seen.get(ident, ("", []))[1]]
-            told += condition_changes(self.last.get(ident), xr)
+                before = set(self.seen.get(ident, ("", []))[1])
+                told += [d for d in details if d not in before]
+            changes = condition_changes(self.last.get(ident), xr)
+            told += changes
             if told or self.seen.get(ident) != (line, details):
                 # Every line sits under its XR's header, even when only a condition changed.
                 self._print(f"round {round_no:<3} {ident:<{width}}  {line}")
-            for text in told:
+            # Printed: a few clusters' messages; recorded (what the statuses told): all.
+            for text in shown(told[: len(told) - len(changes)]) + changes:
                 self._print(f"{'':10}{text}")
-                self.messages.append((round_no, ident, text))
+            self.messages += [(round_no, ident, text) for text in told]
             self.seen[ident] = (line, details)
             self.last[ident] = xr
         for ident in [i for i in self.seen if i not in present]:
@@ -145,19 +184,46 @@ class Timeline:
 
 
 class Progress:
-    """A progress line on stderr: one updating line on a terminal, plain lines otherwise."""
+    """Progress on stderr: on a terminal, one line updated as each XR is reconciled; otherwise a
+    line per round, and while a round takes long a line every LINE_EVERY seconds saying what it
+    is doing (`reconciling ModelCache ml-team/m05 (312/3020)`)."""
 
     _shown = False
+    TTY_EVERY = 0.1  # seconds between updates of a terminal's line
+    LINE_EVERY = 10.0  # seconds between lines within a round, when stderr is not a terminal
 
-    def __init__(self, stream: TextIO | None = None, enabled: bool = True) -> None:
+    def __init__(
+        self,
+        stream: TextIO | None = None,
+        enabled: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.stream = stream or sys.stderr
         self.enabled = enabled
         self.tty = self.stream.isatty()
+        self.clock = clock
+        self._last = clock()
+        self.round, self.limit = 1, 0
 
-    def update(self, round_no: int, limit: int, ready: int, total: int) -> None:
+    def step(self, what: str, done: int, total: int) -> None:
+        """Within round `self.round`: `what` is under way, `done` of `total` steps begun."""
         if not self.enabled:
             return
-        text = f"simulate: round {round_no}/{limit}, {ready}/{total} XRs ready"
+        now = self.clock()
+        if now - self._last < (self.TTY_EVERY if self.tty else self.LINE_EVERY):
+            return
+        self._write(f"simulate: round {self.round}/{self.limit}, {what} ({done}/{total})")
+        self._last = now
+
+    def update(self, round_no: int, limit: int, ready: int, total: int) -> None:
+        """Round `round_no` is over; the next one is under way from now on."""
+        self.round, self.limit = round_no + 1, limit
+        if not self.enabled:
+            return
+        self._write(f"simulate: round {round_no}/{limit}, {ready}/{total} XRs ready")
+        self._last = self.clock()
+
+    def _write(self, text: str) -> None:
         if self.tty:
             self.stream.write("\r\033[K" + text)
             Progress._shown = True
