@@ -170,8 +170,10 @@ class KubeletStandIn:
                     condition["lastTransitionTime"] = now
                     condition["lastUpdateTime"] = now
                 if plural == "leaderworkersets":
+                    # metav1.Condition: no lastUpdateTime, and a message even when empty.
                     for condition in wanted["conditions"]:
                         condition.pop("lastUpdateTime")
+                        condition.setdefault("message", "")
                     wanted.pop("availableReplicas", None)
                 self.client.merge_patch(
                     _path(workload, api, plural),
