@@ -228,7 +228,11 @@ INVALID = [
     Invalid(
         "OCI path with ..",
         "ModelCache",
-        {"spec.source": "OCI", HF: DELETE, OCI: {"image": "ghcr.io/a/b:1", "path": "/models/../etc"}},
+        {
+            "spec.source": "OCI",
+            HF: DELETE,
+            OCI: {"image": "ghcr.io/a/b:1", "path": "/models/../etc"},
+        },
         NO_MATCH,
         f"{OCI}.path",
     ),

@@ -1,8 +1,8 @@
 """The fingerprint of a cache's source: which weights a directory holds.
 
 Anything that changes which files are downloaded (repo, revision, filters, S3 location, OCI
-image reference and path) changes the fingerprint, so new weights land in a fresh directory and are never mixed
-with old ones. Credentials and sizing do not.
+image reference and path) changes the fingerprint, so new weights land in a fresh directory
+and are never mixed with old ones. Credentials and sizing do not.
 """
 
 import hashlib

@@ -60,14 +60,15 @@ def _pair(done: Any, total: Any) -> tuple[int | None, int | None]:
 def read_report(job: str, annotations: Mapping[str, Any]) -> JobReport:
     bytes_done, bytes_total = _pair(annotations.get(BYTES_DONE), annotations.get(BYTES_TOTAL))
     files_done, files_total = _pair(annotations.get(FILES_DONE), annotations.get(FILES_TOTAL))
-    revision = annotations.get(REVISION)
+    found = annotations.get(REVISION)
+    revision = found if isinstance(found, str) and is_revision(found) else ""
     return JobReport(
         job=job,
         bytes_done=bytes_done,
         bytes_total=bytes_total,
         files_done=files_done,
         files_total=files_total,
-        revision=revision if is_revision(revision) else "",
+        revision=revision,
     )
 
 

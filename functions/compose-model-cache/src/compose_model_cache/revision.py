@@ -20,6 +20,7 @@ from typing import Any
 from compose_model_cache.phases import FAILED, READY, ClusterPhase
 from compose_model_cache.progress import JobReport, is_revision
 
+
 def _what(value: str) -> str:
     return "digest" if value.startswith("sha256:") else "commit"
 

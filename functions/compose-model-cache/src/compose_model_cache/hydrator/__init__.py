@@ -1,8 +1,8 @@
 """The downloader a hydration Job runs: a pinned image and a fixed script.
 
-User values (repo, revision, filters, S3 URI, OCI image and path) reach the script only as `--flag=value`
-argv elements — never shell text — so a value that looks like a flag or contains shell
-syntax stays an inert string.
+User values (repo, revision, filters, S3 URI, OCI image and path) reach the script only as
+`--flag=value` argv elements — never shell text — so a value that looks like a flag or
+contains shell syntax stays an inert string.
 """
 
 from importlib import resources
@@ -12,7 +12,8 @@ from modelfleet_contracts.models.modelcache import S3, HuggingFace, Oci
 from compose_model_cache.fingerprint import DEFAULT_OCI_PATH
 
 # Built from functions/compose-model-cache/hydrator-image/ (pinned huggingface_hub and
-# boto3, the script baked in; OCI registries are spoken to with the standard library); override per cache with spec.hydration.image.
+# boto3, the script baked in; OCI registries are spoken to with the standard library);
+# override per cache with spec.hydration.image.
 DEFAULT_IMAGE = "ghcr.io/modelfleet/model-hydrator:0.1.0"
 # Where the image holds the script (hydrate.py in this package).
 SCRIPT_PATH_IN_IMAGE = "/opt/modelfleet/hydrate.py"
@@ -43,7 +44,11 @@ def hydration_argv(
         return argv
     if isinstance(source, Oci):
         # The XRD's default path is applied here too: a spec typed in a test may omit it.
-        argv += ["--source=OCI", f"--image={source.image}", f"--path={source.path or DEFAULT_OCI_PATH}"]
+        argv += [
+            "--source=OCI",
+            f"--image={source.image}",
+            f"--path={source.path or DEFAULT_OCI_PATH}",
+        ]
         return argv
     argv += ["--source=HuggingFace", f"--repo={source.repo}"]
     if source.revision:
