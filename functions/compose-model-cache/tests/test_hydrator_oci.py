@@ -7,9 +7,12 @@ import json
 import random
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cache_world import desired_resources, model_cache, reconcile, rows
+from compose_model_cache.hydrator import job_report
+from fake_kube import FakeKube, JobRecord
 from hydrator_world import CLUSTER, MARKER, MIB, RUN_TIMEOUT, local_argv, model_files
 from oci_world import TOKEN, Image, Registry, gateway, image, registry
 
@@ -47,15 +50,21 @@ STAGED = {
 MODELCAR = image(BASE, WEIGHTS, LINKS)
 
 
-def oci_job(reference: str, **oci: object) -> tuple[list[str], dict[str, str], str]:
-    """The hydration Job the function composes for a cache of `reference`: its command, its
-    literal env and the fingerprint it reports."""
+def composed(reference: str, **oci: object) -> tuple[dict[str, Any], str]:
+    """The hydration Job's manifest the function composes for a cache of `reference`, and
+    the fingerprint it reports."""
     xr = model_cache(source="OCI", oci={"image": reference, **oci})
     del xr["spec"]["huggingFace"]
     rsp = reconcile(xr, [CLUSTER])
     fingerprint = rows(rsp)["gke-us"]["fingerprint"]
     job = desired_resources(rsp)[f"gke-us-hydrate-{fingerprint}"]
-    container = job["spec"]["forProvider"]["manifest"]["spec"]["template"]["spec"]["containers"][0]
+    return job["spec"]["forProvider"]["manifest"], fingerprint
+
+
+def oci_job(reference: str, **oci: object) -> tuple[list[str], dict[str, str], str]:
+    """The composed Job's command, its literal env and the fingerprint it reports."""
+    job, fingerprint = composed(reference, **oci)
+    container = job["spec"]["template"]["spec"]["containers"][0]
     env = {e["name"]: e["value"] for e in container["env"] if "value" in e}
     return list(container["command"]), env, fingerprint
 
@@ -234,3 +243,25 @@ def test_a_private_registry_without_its_credentials_fails_saying_so(
     assert proc.returncode != 0
     assert said in proc.stdout
     assert not staged.exists()
+
+
+def test_the_pinned_digest_is_staged_and_reported_although_the_tag_moved(registry, tmp_path):
+    """The function pins the digest a cluster resolved first and hands it to every Job (an
+    annotation); a Job started after the tag moved stages the pinned image."""
+    reference = pushed(registry)
+    pushed(registry, image(BASE, {**WEIGHTS, "models/config.json": b"{}"}))  # the tag moves
+    metadata = composed(reference)[0]["metadata"]
+    with FakeKube(JobRecord(metadata["namespace"], metadata["name"])) as kube:
+        kube.job.annotations[job_report.PINNED_REVISION] = MODELCAR.digest
+        env = {
+            "MODELFLEET_KUBE_API": kube.endpoint,
+            "MODELFLEET_SERVICEACCOUNT_DIR": str(kube.service_account(tmp_path / "sa")),
+        }
+        proc, staged = pull(reference, tmp_path, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads((staged / MARKER).read_text())["revision"] == MODELCAR.digest
+    assert model_files(staged) == STAGED, "the pinned image's files, not the tag's"
+    total = str(sum(len(layer) for layer in MODELCAR.layers))
+    reported = kube.job.annotations
+    assert reported[job_report.REVISION] == MODELCAR.digest
+    assert (reported[job_report.BYTES_DONE], reported[job_report.BYTES_TOTAL]) == (total, total)

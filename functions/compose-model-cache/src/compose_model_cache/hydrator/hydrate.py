@@ -45,14 +45,12 @@ from typing import Any
 try:
     from compose_model_cache.hydrator import job_report, sources
     from compose_model_cache.hydrator.integrity import Expected, StreamHasher, verify
-    from compose_model_cache.hydrator.oci_layers import RECORD, ImageStager
-    from compose_model_cache.hydrator.registry import Reference, Registry
+    from compose_model_cache.hydrator.oci_layers import RECORD, fetch_image
 except ImportError:  # in the image: the modules sit beside this script
     import job_report  # type: ignore[no-redef]
     import sources  # type: ignore[no-redef]
     from integrity import Expected, StreamHasher, verify  # type: ignore[no-redef]
-    from oci_layers import RECORD, ImageStager  # type: ignore[no-redef]
-    from registry import Reference, Registry  # type: ignore[no-redef]
+    from oci_layers import RECORD, fetch_image  # type: ignore[no-redef]
 
 MARKER = ".modelfleet-complete"
 STAGING_PREFIX = ".staging-"
@@ -226,12 +224,23 @@ def measure(staging: Path, expected: list[Expected]) -> dict[str, str]:
 
 def fetch(
     args: argparse.Namespace, staging: Path, reporter: "job_report.Reporter", pin: str
-) -> tuple[str, list[Expected], dict[str, dict[str, str]]]:
+) -> tuple[str, list[Expected], dict[str, dict[str, str]], int]:
     """List the model, report its size, download it into `staging` while reporting how far
     it got and hashing what arrives: (the commit, the image digest for OCI, "" for S3; the
-    files; their digests as hashed while downloading)."""
+    files; their digests as hashed while downloading; the bytes progress counts, which for
+    an image are its layers')."""
     if args.source == "OCI":
-        return fetch_image(args, staging, reporter, pin)
+        return fetch_image(
+            args.image,
+            args.path,
+            staging,
+            reporter,
+            pin=pin or staged_revision(staging) or "",
+            pinned_file=staging / STAGED_REVISION,
+            report_every=args.report_every,
+            log=log,
+            safe_join=sources.safe_join,
+        )
     if args.source == "S3":
         objects = sources.s3_listing(args)
         commit, expected = "", [want for _, want in objects]
@@ -242,7 +251,7 @@ def fetch(
         (staging / STAGED_REVISION).write_text(commit)
         log(f"revision {args.revision or 'default branch'!r} is commit {commit}")
     if not expected:
-        return commit, expected, {}
+        return commit, expected, {}, 0
     reporter.send(
         {**measure(staging, expected), **({job_report.REVISION: commit} if commit else {})}
     )
@@ -258,22 +267,7 @@ def fetch(
     finally:
         watcher.stop()
         streamed = hasher.finish()
-    return commit, expected, streamed
-
-
-def fetch_image(
-    args: argparse.Namespace, staging: Path, reporter: "job_report.Reporter", pin: str
-) -> tuple[str, list[Expected], dict[str, dict[str, str]]]:
-    """The OCI counterpart of `fetch`: the image's digest (the pin, else what an interrupted
-    attempt was staging, else what the reference names now) and its model files."""
-    registry = Registry(Reference.parse(args.image))
-    digest, layers = registry.resolve(pin or staged_revision(staging) or "")
-    (staging / STAGED_REVISION).write_text(digest)
-    log(f"image {args.image!r} is {digest}: {len(layers)} layer(s), files under {args.path}")
-    reporter.send({job_report.REVISION: digest})
-    stager = ImageStager(registry, layers, staging, args.path.strip("/"), log, sources.safe_join)
-    expected, streamed = stager.stage(reporter, args.report_every)
-    return digest, expected, streamed
+    return commit, expected, streamed, sum(e.size for e in expected)
 
 
 def promote(staging: Path, target: Path, record: dict[str, object]) -> None:
@@ -293,7 +287,9 @@ def promote(staging: Path, target: Path, record: dict[str, object]) -> None:
 
 def finished(reporter: "job_report.Reporter", record: dict[str, Any]) -> None:
     """Report a complete copy: every byte and file done, and its commit."""
-    size, files = int(record.get("bytes", 0)), int(record.get("files", 0))
+    # An image's progress counts the bytes of its layers (what is downloaded), not its files'.
+    size = int(record.get("layer_bytes", record.get("bytes", 0)))
+    files = int(record.get("files", 0))
     values = job_report.figures(size, size, files, files)
     if record.get("revision"):
         values[job_report.REVISION] = str(record["revision"])
@@ -348,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
     if pin:
         log(f"this cache is pinned to {pin} (resolved first on another cluster)")
     try:
-        commit, expected, streamed = fetch(args, staging, reporter, pin)
+        commit, expected, streamed, transferred = fetch(args, staging, reporter, pin)
     except Exception as exc:  # any download error: report it and let the Job retry
         return failed(f"{type(exc).__name__}: {exc}")
     if not expected:
@@ -384,6 +380,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     if commit:
         record["revision"] = commit
+    if transferred != size:
+        record["layer_bytes"] = transferred
     promote(staging, target, record)
     finished(reporter, record)
     log(f"complete: {len(expected)} files in {target}")

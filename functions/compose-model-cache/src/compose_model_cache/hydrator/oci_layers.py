@@ -27,11 +27,11 @@ from typing import IO, Any, BinaryIO
 try:
     from compose_model_cache.hydrator import job_report
     from compose_model_cache.hydrator.integrity import CHUNK, IDENTITY, Expected, file_identity
-    from compose_model_cache.hydrator.registry import Registry
+    from compose_model_cache.hydrator.registry import Reference, Registry
 except ImportError:  # in the image: the modules sit beside hydrate.py
     import job_report  # type: ignore[no-redef]
     from integrity import CHUNK, IDENTITY, Expected, file_identity  # type: ignore[no-redef]
-    from registry import Registry  # type: ignore[no-redef]
+    from registry import Reference, Registry  # type: ignore[no-redef]
 
 RECORD = ".modelfleet-layers"  # in the staging directory: the layers that passed, and files
 WHITEOUT = ".wh."
@@ -45,11 +45,10 @@ class LayerMismatch(Exception):
 
 
 class Progress:
-    """Bytes of layers read so far, and layers done; read by the progress watcher."""
+    """Bytes of layers read so far, read by the progress watcher."""
 
-    def __init__(self, total: int, layers: int) -> None:
-        self.total, self.layers = total, layers
-        self.done = self.layers_done = 0
+    def __init__(self, total: int) -> None:
+        self.total, self.done = total, 0
         self.lock = threading.Lock()
 
     def add(self, n: int) -> None:
@@ -57,10 +56,10 @@ class Progress:
             self.done += n
 
     def figures(self) -> dict[str, str]:
+        """Bytes only: how many files an image holds is known once its layers are read."""
         with self.lock:
-            return job_report.figures(
-                min(self.done, self.total), self.total, self.layers_done, self.layers
-            )
+            done = min(self.done, self.total)
+        return {job_report.BYTES_DONE: str(done), job_report.BYTES_TOTAL: str(self.total)}
 
 
 class HashingReader:
@@ -197,7 +196,7 @@ class ImageStager:
         self.registry, self.layers, self.staging, self.root = registry, layers, staging, root
         self.log, self.safe_join = log, safe_join
         self.digests = [str(layer["digest"]) for layer in layers]
-        self.progress = Progress(sum(int(layer["size"]) for layer in layers), len(layers))
+        self.progress = Progress(sum(int(layer["size"]) for layer in layers))
         self.files: Files = {}
 
     def resume(self) -> int:
@@ -213,7 +212,6 @@ class ImageStager:
         keep = min(len(passed), _intact(self.staging, self.files))
         self.files = {p: e for p, e in self.files.items() if e[2] < keep}
         self.progress.done = sum(int(layer["size"]) for layer in self.layers[:keep])
-        self.progress.layers_done = keep
         return keep
 
     def stage(
@@ -231,7 +229,6 @@ class ImageStager:
         try:
             for index in range(keep, len(self.layers)):
                 streamed.update(self._fetch(index).written)
-                self.progress.layers_done = index + 1
                 self._save(index + 1)
         finally:
             watcher.stop()
@@ -272,3 +269,28 @@ class ImageStager:
         layer.commit()
         self.log(f"layer {digest}: {size} bytes verified, {len(layer.written)} model file(s)")
         return layer
+
+
+def fetch_image(
+    image: str,
+    path: str,
+    staging: Path,
+    reporter: "job_report.Reporter",
+    *,
+    pin: str,
+    pinned_file: Path,
+    report_every: float,
+    log: Callable[[str], None],
+    safe_join: Callable[[Path, str], Path],
+) -> tuple[str, list[Expected], dict[str, dict[str, str]], int]:
+    """hydrate.py's `fetch` for an image: (its digest: `pin` when given, else what the
+    reference names now, written to `pinned_file` before anything is fetched; its model
+    files; the digests of those this attempt wrote; the bytes of its layers)."""
+    registry = Registry(Reference.parse(image))
+    digest, layers = registry.resolve(pin)
+    pinned_file.write_text(digest)
+    log(f"image {image!r} is {digest}: {len(layers)} layer(s), files under {path}")
+    reporter.send({job_report.REVISION: digest})
+    stager = ImageStager(registry, layers, staging, path.strip("/"), log, safe_join)
+    expected, streamed = stager.stage(reporter, report_every)
+    return digest, expected, streamed, stager.progress.total
