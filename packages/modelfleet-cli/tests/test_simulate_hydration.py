@@ -5,7 +5,6 @@ and what another writer put on an object survives the provider's next apply."""
 import hashlib
 
 import pytest
-
 from modelfleet_cli.simulate.workload import HydrationFault, Pool, WorkloadCluster
 from modelfleet_contracts import hydration
 
