@@ -105,6 +105,8 @@ OCI_CACHE_XR = _xr(
         "oci": {
             "image": "ghcr.io/acme/llama-3.1-8b:1.0",
             "path": "/models",
+            "include": ["*.safetensors"],
+            "exclude": ["original/*"],
             "pullSecretRef": {"name": "regcred"},
         },
         "sizeGiB": 10,
@@ -226,6 +228,8 @@ TARGETS: list[tuple[str, str, dict[str, Any], Setter]] = [
     ("oci.image", MC, OCI_CACHE_XR, at("spec.oci.image")),
     ("oci.path", MC, OCI_CACHE_XR, at("spec.oci.path")),
     ("oci.pullSecretRef.name", MC, OCI_CACHE_XR, at("spec.oci.pullSecretRef.name")),
+    ("oci.include[]", MC, OCI_CACHE_XR, at("spec.oci.include.0")),
+    ("oci.exclude[]", MC, OCI_CACHE_XR, at("spec.oci.exclude.0")),
     ("storage.storageClassName", MC, HF_CACHE_XR, at("spec.storage.storageClassName")),
     ("storage.existingClaimName", MC, BYO_CACHE_XR, at("spec.storage.existingClaimName")),
     ("hydration.image", MC, HF_CACHE_XR, at("spec.hydration.image")),

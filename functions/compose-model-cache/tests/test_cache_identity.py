@@ -87,8 +87,8 @@ CASES = {
             "huggingFace": None,
             "oci": {"image": "ghcr.io/acme/llama-3.1-8b:1.0", "pullSecretRef": {"name": "regcred"}},
         },
-        ("727de3caad29", "modelcache-ml-team-qwen-c515c", "727de3caad29"),
-        ("hydrate-ml-team-qwen-727de3caad29-32470", "modelcache-creds-ml-team-qwen-a1bff"),
+        ("c6e42ea88e42", "modelcache-ml-team-qwen-c515c", "c6e42ea88e42"),
+        ("hydrate-ml-team-qwen-c6e42ea88e42-2a940", "modelcache-creds-ml-team-qwen-a1bff"),
         ["--source=OCI", "--image=ghcr.io/acme/llama-3.1-8b:1.0", "--path=/models"],
     ),
     "OCI by digest, own path, another namespace": (
@@ -98,8 +98,8 @@ CASES = {
             "huggingFace": None,
             "oci": {"image": f"ghcr.io/acme/llama@{DIGEST}", "path": "/opt/weights"},
         },
-        ("661825bf822a", "modelcache-research-qwen-4ff26", "661825bf822a"),
-        ("hydrate-research-qwen-661825bf822a-08115", None),
+        ("19a50a915d09", "modelcache-research-qwen-4ff26", "19a50a915d09"),
+        ("hydrate-research-qwen-19a50a915d09-47c80", None),
         ["--source=OCI", f"--image=ghcr.io/acme/llama@{DIGEST}", "--path=/opt/weights"],
     ),
 }

@@ -39,11 +39,22 @@ def container(rsp, cluster="gke-us"):
             [f"--image=ghcr.io/acme/llama@{DIGEST_A}", "--path=/opt/weights"],
             id="digest, own path",
         ),
+        pytest.param(
+            {"include": ["*.safetensors", "*.json"], "exclude": ["original/*"]},
+            [
+                f"--image={TAGGED}",
+                "--path=/models",
+                "--include=*.safetensors",
+                "--include=*.json",
+                "--exclude=original/*",
+            ],
+            id="filters",
+        ),
     ],
 )
 def test_the_job_pulls_the_image_with_its_reference_and_path_as_argv(oci, argv):
     command = container(reconcile(oci_cache(**oci), [US]))["command"]
-    assert command[-3:] == ["--source=OCI", *argv]
+    assert command[command.index("--source=OCI") :] == ["--source=OCI", *argv]
 
 
 def test_a_pull_secret_reaches_the_job_only_through_provider_kubernetes():
@@ -79,6 +90,7 @@ def test_a_pull_secret_reaches_the_job_only_through_provider_kubernetes():
         pytest.param({"image": f"ghcr.io/acme/llama@{DIGEST_B}"}, True, id="new digest"),
         pytest.param({"image": "ghcr.io/acme/llama-3.1-8b:1.1"}, True, id="new tag"),
         pytest.param({"path": "/weights"}, True, id="another path in the image"),
+        pytest.param({"exclude": ["original/*"]}, True, id="a filter"),
         pytest.param({"pullSecretRef": {"name": "regcred"}}, False, id="a pull secret"),
     ],
 )

@@ -179,14 +179,29 @@ def test_an_interrupted_attempt_finishes_the_digest_it_started_when_the_tag_move
 
 
 @pytest.mark.parametrize(
-    ("path", "expected"),
+    ("oci", "expected"),
     [
-        pytest.param("/models/tokenizer", {"tokenizer.json"}, id="a sub-directory"),
-        pytest.param("/etc", {"os-release"}, id="another directory of the image"),
+        pytest.param({"path": "/models/tokenizer"}, {"tokenizer.json"}, id="a sub-directory"),
+        pytest.param({"path": "/etc"}, {"os-release"}, id="another directory of the image"),
+        pytest.param(
+            {"include": ["*.safetensors", "tokenizer/"]},
+            {
+                "model-00001-of-00002.safetensors",
+                "model-00002-of-00002.safetensors",
+                "weights.safetensors",
+                "tokenizer/tokenizer.json",
+            },
+            id="include, a folder too",
+        ),
+        pytest.param(
+            {"exclude": ["model-*", "tokenizer/*"]},
+            {"config.json"},
+            id="exclude (a link to a file left out is left out)",
+        ),
     ],
 )
-def test_the_path_chooses_the_directory_staged(registry, tmp_path, path, expected):
-    proc, staged = pull(pushed(registry), tmp_path, path=path)
+def test_the_path_and_filters_choose_the_files_staged(registry, tmp_path, oci, expected):
+    proc, staged = pull(pushed(registry), tmp_path, **oci)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert set(model_files(staged)) == expected
 

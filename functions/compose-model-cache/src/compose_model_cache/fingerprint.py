@@ -37,7 +37,13 @@ def source_fingerprint(spec: ModelCacheSpec) -> str:
     elif isinstance(source, Oci):
         # The reference as written: a new digest (or tag) is a new directory. A tag that moves
         # upstream does not change it: the digest it was first resolved to is pinned (revision.py).
-        identity = {"source": "OCI", "image": source.image, "path": source.path or DEFAULT_OCI_PATH}
+        identity = {
+            "source": "OCI",
+            "image": source.image,
+            "path": source.path or DEFAULT_OCI_PATH,
+            "include": sorted(p.root for p in source.include or []),
+            "exclude": sorted(p.root for p in source.exclude or []),
+        }
     else:
         identity = {
             "source": "HuggingFace",

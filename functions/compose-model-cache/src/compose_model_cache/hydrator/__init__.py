@@ -49,10 +49,10 @@ def hydration_argv(
             f"--image={source.image}",
             f"--path={source.path or DEFAULT_OCI_PATH}",
         ]
-        return argv
-    argv += ["--source=HuggingFace", f"--repo={source.repo}"]
-    if source.revision:
-        argv.append(f"--revision={source.revision}")
+    else:
+        argv += ["--source=HuggingFace", f"--repo={source.repo}"]
+        if source.revision:
+            argv.append(f"--revision={source.revision}")
     argv += [f"--include={pattern.root}" for pattern in source.include or []]
     argv += [f"--exclude={pattern.root}" for pattern in source.exclude or []]
     return argv

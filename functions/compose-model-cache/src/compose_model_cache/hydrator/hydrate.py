@@ -233,6 +233,7 @@ def fetch(
         return fetch_image(
             args.image,
             args.path,
+            (args.include, args.exclude),
             staging,
             reporter,
             pin=pin or staged_revision(staging) or "",
@@ -350,7 +351,10 @@ def main(argv: list[str] | None = None) -> int:
     if not expected:
         # An empty "model" marked complete would be served as Ready: fail visibly instead.
         if args.source == "OCI":
-            return failed(f"the image holds no file under {args.path}; check spec.oci.path")
+            return failed(
+                f"the image holds no file under {args.path} that include/exclude select; "
+                "check spec.oci.path and the filters"
+            )
         return failed("no file matched; check the repo, revision and include/exclude")
     drop_unlisted(staging, expected)
     problems = verify(staging, expected, streamed)

@@ -15,12 +15,13 @@ mode, owner or device bit of the archive is kept. Standard library only.
 """
 
 import contextlib
+import fnmatch
 import hashlib
 import json
 import posixpath
 import tarfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
@@ -93,6 +94,16 @@ def _inside(name: str, root: str) -> str | None:
     return path[len(root) + 1 :] if path.startswith(root + "/") else None
 
 
+def selected(path: str, include: Sequence[str], exclude: Sequence[str]) -> bool:
+    """Whether `path` passes the filters, matched as huggingface_hub matches a repository's
+    files (fnmatch, `*` crossing `/`; a pattern ending in `/` is the folder's contents)."""
+
+    def matches(patterns: Sequence[str]) -> bool:
+        return any(fnmatch.fnmatch(path, p + "*" if p.endswith("/") else p) for p in patterns)
+
+    return (not include or matches(include)) and not matches(exclude)
+
+
 def _write(source: IO[bytes], target: Path) -> tuple[int, str]:
     """Copy `source` to `target` (through `target.part`), returning its size and sha256."""
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -125,6 +136,8 @@ class Layer:
             self._remove(folder)
         elif base.startswith(WHITEOUT):
             self._remove(posixpath.join(folder, base[len(WHITEOUT) :]))
+        elif not selected(relative, self.stager.include, self.stager.exclude):
+            return
         elif member.isfile():
             with archive.extractfile(member) as source:  # type: ignore[union-attr]
                 self._stage(relative, source)
@@ -192,8 +205,11 @@ class ImageStager:
         root: str,
         log: Callable[[str], None],
         safe_join: Callable[[Path, str], Path],
+        include: Sequence[str] = (),
+        exclude: Sequence[str] = (),
     ) -> None:
         self.registry, self.layers, self.staging, self.root = registry, layers, staging, root
+        self.include, self.exclude = include, exclude
         self.log, self.safe_join = log, safe_join
         self.digests = [str(layer["digest"]) for layer in layers]
         self.progress = Progress(sum(int(layer["size"]) for layer in layers))
@@ -274,6 +290,7 @@ class ImageStager:
 def fetch_image(
     image: str,
     path: str,
+    filters: tuple[list[str], list[str]],
     staging: Path,
     reporter: "job_report.Reporter",
     *,
@@ -283,14 +300,15 @@ def fetch_image(
     log: Callable[[str], None],
     safe_join: Callable[[Path, str], Path],
 ) -> tuple[str, list[Expected], dict[str, dict[str, str]], int]:
-    """hydrate.py's `fetch` for an image: (its digest: `pin` when given, else what the
-    reference names now, written to `pinned_file` before anything is fetched; its model
-    files; the digests of those this attempt wrote; the bytes of its layers)."""
+    """hydrate.py's `fetch` for an image, `filters` its (include, exclude): (its digest:
+    `pin` when given, else what the reference names now, written to `pinned_file` before
+    anything is fetched; its model files; the digests of those this attempt wrote; the bytes
+    of its layers)."""
     registry = Registry(Reference.parse(image))
     digest, layers = registry.resolve(pin)
     pinned_file.write_text(digest)
     log(f"image {image!r} is {digest}: {len(layers)} layer(s), files under {path}")
     reporter.send({job_report.REVISION: digest})
-    stager = ImageStager(registry, layers, staging, path.strip("/"), log, safe_join)
+    stager = ImageStager(registry, layers, staging, path.strip("/"), log, safe_join, *filters)
     expected, streamed = stager.stage(reporter, report_every)
     return digest, expected, streamed, stager.progress.total

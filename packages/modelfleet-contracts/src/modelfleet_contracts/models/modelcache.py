@@ -144,6 +144,24 @@ class S3(BaseModel):
     """
 
 
+class IncludeItem1(RootModel[str]):
+    root: Annotated[
+        str, Field(max_length=255, pattern='^[A-Za-z0-9*?.\\[\\]_][A-Za-z0-9*?.\\[\\]_/-]{0,254}$')
+    ]
+    """
+    A glob such as *.safetensors, relative to path.
+    """
+
+
+class ExcludeItem1(RootModel[str]):
+    root: Annotated[
+        str, Field(max_length=255, pattern='^[A-Za-z0-9*?.\\[\\]_][A-Za-z0-9*?.\\[\\]_/-]{0,254}$')
+    ]
+    """
+    A glob such as original/*, relative to path.
+    """
+
+
 class PullSecretRef(BaseModel):
     """
     A kubernetes.io/dockerconfigjson Secret (key .dockerconfigjson) with credentials for a private registry; copied to the cluster by provider-kubernetes, never read by a function.
@@ -181,6 +199,14 @@ class Oci(BaseModel):
     ] = '/models'
     """
     The directory inside the image whose files are staged (KServe's modelcar convention: /models).
+    """
+    include: Annotated[list[IncludeItem1] | None, Field(max_length=64)] = None
+    """
+    Glob patterns of files under path to stage (all files when empty); the layers are downloaded whole all the same.
+    """
+    exclude: Annotated[list[ExcludeItem1] | None, Field(max_length=64)] = None
+    """
+    Glob patterns of files under path not to stage.
     """
     pullSecretRef: PullSecretRef | None = None
     """
