@@ -183,9 +183,13 @@ class Gateway(LoopbackServer):
 
     def __init__(self, upstream: Registry) -> None:
         self.upstream = upstream
-        self.corrupt: set[str] = set()  # blob digests whose next serving is damaged
+        # Blob digests whose next serving is damaged: one byte flipped in the middle, or
+        # (listed in `grow`) more bytes than the blob holds appended.
+        self.corrupt: set[str] = set()
+        self.grow: set[str] = set()
         self.credentials: tuple[str, str] | None = None  # when set: the token dance
         self.redirect_blobs = False
+        self.realm = ""  # the token service the challenge names; "" for the gateway's own
         self.storage_authorization: list[str] = []  # Authorization seen on redirected blobs
         self.lock = threading.Lock()
         super().__init__(_gateway_handler(self), lifetime=300)
@@ -194,12 +198,17 @@ class Gateway(LoopbackServer):
     def host(self) -> str:
         return self.endpoint.removeprefix("http://")
 
-    def damaged(self, digest: str) -> bool:
+    def damage(self, digest: str, body: bytes) -> bytes:
         with self.lock:
+            if digest in self.grow:
+                self.grow.discard(digest)
+                return body + b"\0" * (1024 * 1024)
             if digest in self.corrupt:
                 self.corrupt.discard(digest)
-                return True
-        return False
+                flipped = bytearray(body)
+                flipped[len(flipped) // 2] ^= 0xFF
+                return bytes(flipped)
+        return body
 
 
 def _gateway_handler(gateway: Gateway) -> type[BaseHTTPRequestHandler]:
@@ -225,7 +234,7 @@ def _gateway_handler(gateway: Gateway) -> type[BaseHTTPRequestHandler]:
                     return self._send(401, b"{}", {"Content-Type": "application/json"})
                 return self._send(200, json.dumps({"token": TOKEN}).encode(), {})
             if gateway.credentials and authorization != f"Bearer {TOKEN}":
-                realm = f"{gateway.endpoint}/token"
+                realm = gateway.realm or f"{gateway.endpoint}/token"
                 scope = "repository:acme/tiny-llm:pull"
                 challenge = f'Bearer realm="{realm}",service="gateway",scope="{scope}"'
                 return self._send(401, b"{}", {"WWW-Authenticate": challenge})
@@ -246,10 +255,8 @@ def _gateway_handler(gateway: Gateway) -> type[BaseHTTPRequestHandler]:
             except urllib.error.HTTPError as refused:
                 status, body, headers = refused.code, refused.read(), refused.headers
                 refused.close()
-            if "/blobs/" in path and gateway.damaged(path.rsplit("/", 1)[1]):
-                damaged = bytearray(body)
-                damaged[len(damaged) // 2] ^= 0xFF
-                body = bytes(damaged)
+            if "/blobs/" in path:
+                body = gateway.damage(path.rsplit("/", 1)[1], body)
             kept = ("Content-Type", "Docker-Content-Digest")
             self._send(status, body, {k: headers[k] for k in kept if headers.get(k)})
 

@@ -26,6 +26,7 @@ BASE = {
     "bin/sh": b"\x7fELF not really",
     "models/config.json": b'{"model_type": "tiny"}',
     "models/stale.bin": b"removed by a later layer",
+    "models/.modelfleet-layers": b"named like the hydrator's own record",
 }
 WEIGHTS = {
     "models/model-00001-of-00002.safetensors": weights(3 * MIB + 5),
@@ -116,12 +117,15 @@ def through(gateway, reference: str) -> str:
     return reference.replace(gateway.upstream.host, gateway.host, 1)
 
 
+@pytest.mark.parametrize(
+    "damage", ["corrupt", "grow"], ids=["a flipped byte", "more bytes than published"]
+)
 def test_a_corrupted_layer_fails_the_attempt_by_name_and_the_retry_repairs_it(
-    registry, gateway, tmp_path
+    registry, gateway, tmp_path, damage
 ):
     reference = through(gateway, pushed(registry))
     weights_layer = MODELCAR.layer_digests[1]
-    gateway.corrupt.add(weights_layer)  # one flipped byte in the middle of the weights, once
+    getattr(gateway, damage).add(weights_layer)  # in transit, once
 
     failed, staged = pull(reference, tmp_path)
     assert failed.returncode != 0
@@ -242,16 +246,24 @@ def test_a_private_registry_is_pulled_with_the_pull_secrets_credentials(
 
 
 @pytest.mark.parametrize(
-    ("config", "said"),
+    ("config", "realm", "said"),
     [
-        pytest.param(None, "a private image needs spec.oci.pullSecretRef", id="no pull secret"),
-        pytest.param(("robot", "wrong"), "token service refused: HTTP 401", id="wrong password"),
+        pytest.param(None, "", "a private image needs spec.oci.pullSecretRef", id="no pull secret"),
+        pytest.param(
+            ("robot", "wrong"), "", "token service refused: HTTP 401", id="wrong password"
+        ),
+        pytest.param(
+            ("robot", "pull-only"),
+            "http://token.example/token",
+            "refusing the token service 'http://token.example/token': not HTTPS",
+            id="a token service in clear text",
+        ),
     ],
 )
 def test_a_private_registry_without_its_credentials_fails_saying_so(
-    registry, gateway, tmp_path, config, said
+    registry, gateway, tmp_path, config, realm, said
 ):
-    gateway.credentials = ("robot", "pull-only")
+    gateway.credentials, gateway.realm = ("robot", "pull-only"), realm
     reference = through(gateway, pushed(registry))
     env = {"DOCKER_CONFIG_JSON": docker_config(gateway.host, *config)} if config else {}
     proc, staged = pull(reference, tmp_path, env=env)

@@ -35,6 +35,9 @@ except ImportError:  # in the image: the modules sit beside hydrate.py
     from registry import Reference, Registry  # type: ignore[no-redef]
 
 RECORD = ".modelfleet-layers"  # in the staging directory: the layers that passed, and files
+# Our bookkeeping beside the model's files (the marker, the revision, this record) is named
+# so; an image's file named so at the top of the model path is not staged over it.
+RESERVED_PREFIX = ".modelfleet-"
 WHITEOUT = ".wh."
 OPAQUE = ".wh..wh..opq"
 
@@ -64,14 +67,16 @@ class Progress:
 
 
 class HashingReader:
-    """A blob's response read through sha256 and the progress counter."""
+    """A blob's response read through sha256 and the progress counter, never past one byte
+    more than the manifest says the blob holds (enough to tell it is too long)."""
 
-    def __init__(self, response: BinaryIO, progress: Progress) -> None:
-        self.response, self.progress = response, progress
+    def __init__(self, response: BinaryIO, progress: Progress, size: int) -> None:
+        self.response, self.progress, self.limit = response, progress, size + 1
         self.sha256, self.read_bytes = hashlib.sha256(), 0
 
     def read(self, n: int = -1) -> bytes:
-        data = self.response.read(n if n is not None and n >= 0 else CHUNK)
+        wanted = n if n is not None and n >= 0 else CHUNK
+        data = self.response.read(min(wanted, self.limit - self.read_bytes))
         self.sha256.update(data)
         self.read_bytes += len(data)
         self.progress.add(len(data))
@@ -131,6 +136,9 @@ class Layer:
         relative = _inside(member.name, self.stager.root)
         if not relative:
             return  # elsewhere in the image (or the model directory itself)
+        if relative.startswith(RESERVED_PREFIX) and "/" not in relative:
+            self.stager.log(f"skipping {relative}: the name of the hydrator's bookkeeping")
+            return
         folder, base = posixpath.split(relative)
         if base == OPAQUE:
             self._remove(folder)
@@ -224,7 +232,14 @@ class ImageStager:
         passed = record.get("layers") if isinstance(record, dict) else None
         if not isinstance(passed, list) or passed != self.digests[: len(passed)]:
             return 0  # nothing, or another image's layers (its files are dropped later)
-        self.files = {p: e for p, e in dict(record.get("files") or {}).items()}
+        found = record.get("files")
+        self.files = {
+            str(p): e
+            for p, e in (found.items() if isinstance(found, dict) else ())
+            if isinstance(e, list)
+            and len(e) == 3
+            and all(isinstance(v, t) for v, t in zip(e, (int, str, int), strict=True))
+        }
         keep = min(len(passed), _intact(self.staging, self.files))
         self.files = {p: e for p, e in self.files.items() if e[2] < keep}
         self.progress.done = sum(int(layer["size"]) for layer in self.layers[:keep])
@@ -263,7 +278,7 @@ class ImageStager:
         digest, size = str(descriptor["digest"]), int(descriptor["size"])
         failure: Exception | None = None
         with self.registry.open("blobs", digest) as response:
-            reader = HashingReader(response, self.progress)
+            reader = HashingReader(response, self.progress, size)
             try:
                 with tarfile.open(fileobj=reader, mode="r|*") as archive:  # type: ignore[call-overload]
                     for member in archive:

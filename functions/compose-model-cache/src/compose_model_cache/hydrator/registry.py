@@ -39,7 +39,7 @@ _REFERENCE = re.compile(
     r"/(?P<repository>[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*)*)"
     r"(?::(?P<tag>[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}))?(?:@(?P<digest>sha256:[0-9a-f]{64}))?$"
 )
-LOOPBACK = ("localhost", "127.0.0.1", "[::1]")
+LOOPBACK = ("localhost", "127.0.0.1", "::1")  # as urlsplit spells a URL's host name
 _ARCH = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}
 
 
@@ -71,7 +71,7 @@ class Reference:
         host = (
             "registry-1.docker.io" if self.host in ("docker.io", "index.docker.io") else self.host
         )
-        scheme = "http" if host.rsplit(":", 1)[0] in LOOPBACK else "https"
+        scheme = "http" if urllib.parse.urlsplit(f"//{host}").hostname in LOOPBACK else "https"
         return f"{scheme}://{host}"
 
 
@@ -133,6 +133,10 @@ class Registry:
             return
         if scheme != "bearer" or not params.get("realm"):
             raise RegistryError(f"unsupported authentication challenge {header[:200]!r}")
+        realm = urllib.parse.urlsplit(params["realm"])
+        if realm.scheme != "https" and not (realm.scheme == "http" and realm.hostname in LOOPBACK):
+            # Credentials go to the token service: never in clear text, never to a file: URL.
+            raise RegistryError(f"refusing the token service {params['realm'][:200]!r}: not HTTPS")
         query = {"scope": params.get("scope") or f"repository:{self.reference.repository}:pull"}
         if params.get("service"):
             query["service"] = params["service"]
