@@ -183,9 +183,11 @@ class Gateway(LoopbackServer):
 
     def __init__(self, upstream: Registry) -> None:
         self.upstream = upstream
-        # Blob digests whose next serving is damaged: one byte flipped in the middle, or
-        # (listed in `grow`) more bytes than the blob holds appended.
+        # Blob digests whose next serving is damaged: one byte flipped in the middle, one
+        # flipped in the compressed stream's first block (`head`: the archive is unreadable
+        # from there), or (`grow`) more bytes than the blob holds appended.
         self.corrupt: set[str] = set()
+        self.head: set[str] = set()
         self.grow: set[str] = set()
         self.credentials: tuple[str, str] | None = None  # when set: the token dance
         self.redirect_blobs = False
@@ -203,11 +205,12 @@ class Gateway(LoopbackServer):
             if digest in self.grow:
                 self.grow.discard(digest)
                 return body + b"\0" * (1024 * 1024)
-            if digest in self.corrupt:
-                self.corrupt.discard(digest)
-                flipped = bytearray(body)
-                flipped[len(flipped) // 2] ^= 0xFF
-                return bytes(flipped)
+            for damaged, at in ((self.corrupt, len(body) // 2), (self.head, 20)):
+                if digest in damaged:
+                    damaged.discard(digest)
+                    flipped = bytearray(body)
+                    flipped[at] ^= 0xFF
+                    return bytes(flipped)
         return body
 
 

@@ -118,10 +118,15 @@ def through(gateway, reference: str) -> str:
 
 
 @pytest.mark.parametrize(
-    "damage", ["corrupt", "grow"], ids=["a flipped byte", "more bytes than published"]
+    ("damage", "named"),
+    [
+        pytest.param("corrupt", "model-00001-of-00002.safetensors", id="a flipped byte"),
+        pytest.param("grow", "model-00001-of-00002.safetensors", id="more bytes than published"),
+        pytest.param("head", "no model file read yet", id="an unreadable archive"),
+    ],
 )
 def test_a_corrupted_layer_fails_the_attempt_by_name_and_the_retry_repairs_it(
-    registry, gateway, tmp_path, damage
+    registry, gateway, tmp_path, damage, named
 ):
     reference = through(gateway, pushed(registry))
     weights_layer = MODELCAR.layer_digests[1]
@@ -130,7 +135,7 @@ def test_a_corrupted_layer_fails_the_attempt_by_name_and_the_retry_repairs_it(
     failed, staged = pull(reference, tmp_path)
     assert failed.returncode != 0
     assert f"layer {weights_layer} (carrying " in failed.stdout
-    assert "model-00001-of-00002.safetensors" in failed.stdout, "the file it carried is named"
+    assert named in failed.stdout, "the files it carried are named"
     assert not staged.exists() and not list((tmp_path / "claim").rglob(MARKER))
     staging = tmp_path / "claim" / f".staging-{staged.name}"
     assert not (staging / "model-00001-of-00002.safetensors").exists(), "unverified bytes go"

@@ -21,6 +21,7 @@ import json
 import posixpath
 import tarfile
 import threading
+import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any, BinaryIO
@@ -38,6 +39,7 @@ RECORD = ".modelfleet-layers"  # in the staging directory: the layers that passe
 # Our bookkeeping beside the model's files (the marker, the revision, this record) is named
 # so; an image's file named so at the top of the model path is not staged over it.
 RESERVED_PREFIX = ".modelfleet-"
+PARTIAL = ".modelfleet-partial"  # the suffix of a file being written
 WHITEOUT = ".wh."
 OPAQUE = ".wh..wh..opq"
 
@@ -110,9 +112,10 @@ def selected(path: str, include: Sequence[str], exclude: Sequence[str]) -> bool:
 
 
 def _write(source: IO[bytes], target: Path) -> tuple[int, str]:
-    """Copy `source` to `target` (through `target.part`), returning its size and sha256."""
+    """Copy `source` to `target` (through a partial file beside it, which hydrate.py's
+    `drop_unlisted` removes should an attempt die mid-file), returning its size and sha256."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(target.name + ".part")
+    partial = target.with_name(target.name + PARTIAL)
     digest, size = hashlib.sha256(), 0
     with partial.open("wb") as out:
         while chunk := source.read(CHUNK):
@@ -268,7 +271,7 @@ class ImageStager:
         return expected, {p: d for p, d in streamed.items() if p in self.files}
 
     def _save(self, layers: int) -> None:
-        partial = self.staging / (RECORD + ".part")
+        partial = self.staging / (RECORD + PARTIAL)
         record = {"layers": self.digests[:layers], "files": self.files}
         partial.write_text(json.dumps(record, sort_keys=True))
         partial.replace(self.staging / RECORD)
@@ -283,7 +286,7 @@ class ImageStager:
                 with tarfile.open(fileobj=reader, mode="r|*") as archive:  # type: ignore[call-overload]
                     for member in archive:
                         layer.member(archive, member)
-            except (tarfile.TarError, OSError, EOFError, ValueError) as exc:
+            except (tarfile.TarError, OSError, EOFError, ValueError, zlib.error) as exc:
                 failure = exc
             reader.drain()  # the digest covers every byte, the archive's padding too
         got = "sha256:" + reader.sha256.hexdigest()
@@ -296,7 +299,7 @@ class ImageStager:
                 "the next attempt"
             )
         if failure:
-            raise RuntimeError(f"layer {digest} is not a readable tar archive: {failure}")
+            raise RuntimeError(f"layer {digest}: cannot extract its files: {failure}")
         layer.commit()
         self.log(f"layer {digest}: {size} bytes verified, {len(layer.written)} model file(s)")
         return layer
