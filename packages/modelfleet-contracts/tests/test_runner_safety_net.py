@@ -2,7 +2,12 @@
 
 import pytest
 from modelfleet_contracts.edge.runner import SafeRunner
-from modelfleet_devtools.requests import conditions, desired_resources, run_function_request
+from modelfleet_devtools.requests import (
+    composed_readiness,
+    conditions,
+    desired_resources,
+    run_function_request,
+)
 
 CLAIM = {
     "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
@@ -31,3 +36,5 @@ def test_a_crashing_core_keeps_composed_resources_whatever_the_xr_status_looks_l
     assert kept["spec"] == CLAIM["spec"]
     assert "uid" not in kept["metadata"] and "status" not in kept
     assert conditions(rsp)["FunctionError"].reason == "InternalError"
+    # What is kept is still what it was: the claim was observed Ready.
+    assert composed_readiness(rsp) == {"gke-us-claim": "True"}

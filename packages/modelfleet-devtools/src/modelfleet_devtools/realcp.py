@@ -36,7 +36,10 @@ def realcp_binary(name: str) -> Path:
         candidate = Path(named_dir) / name
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return candidate
-        raise RealcpUnavailable(f"{BIN_DIR_ENV}={named_dir} holds no executable {name!r}")
+        raise RealcpUnavailable(
+            f"{BIN_DIR_ENV}={named_dir} holds no executable {name!r}: decompress {name}.xz from "
+            f"the realcp bundle there, or unset {BIN_DIR_ENV} to unpack {SHARED_REALCP_DIR}"
+        )
     return _unpacked(name, SHARED_REALCP_DIR)
 
 

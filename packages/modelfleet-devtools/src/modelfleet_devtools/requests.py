@@ -79,3 +79,13 @@ def events(rsp: fnv1.RunFunctionResponse) -> list[tuple[str, str]]:
 def requirement_names(rsp: fnv1.RunFunctionResponse) -> set[str]:
     """The names of the resources a response requires."""
     return set(rsp.requirements.resources.keys())
+
+
+READINESS_TEXT = {fnv1.READY_TRUE: "True", fnv1.READY_FALSE: "False"}
+
+
+def composed_readiness(rsp: fnv1.RunFunctionResponse) -> dict[str, str]:
+    """Each desired composed resource's readiness as the function tells Crossplane: `True`,
+    `False` or `Unspecified` (which Crossplane reads as not ready)."""
+    resources = rsp.desired.resources
+    return {name: READINESS_TEXT.get(r.ready, "Unspecified") for name, r in resources.items()}

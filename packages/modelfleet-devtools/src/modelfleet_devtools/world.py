@@ -4,7 +4,7 @@ reports them, and composed Objects as provider-kubernetes reports them."""
 import copy
 from typing import Any
 
-from modelfleet_contracts.api import API_VERSION, INFERENCE_CLUSTER
+from modelfleet_contracts.api import API_VERSION, INFERENCE_CLUSTER, OBJECT_KIND
 
 H100 = {
     "name": "h100",
@@ -115,3 +115,43 @@ def ready_model_cache(
             ],
         },
     }
+
+
+def observed_as(desired: dict[str, Any], ready: bool | None) -> dict[str, Any]:
+    """A desired composed resource as Crossplane observes it next: an Object with its remote
+    manifest echoed, any other kind (a provider config, a Release, a Usage, a ModelReplica)
+    as it is; with its own Ready condition True or False, or none yet when `ready` is None."""
+    if desired.get("kind") == OBJECT_KIND:
+        return observed_object(desired, ready=ready)
+    obj = copy.deepcopy(desired)
+    conditions = []
+    if ready is not None:
+        conditions.append(
+            {
+                "type": "Ready",
+                "status": "True" if ready else "False",
+                "reason": "Available" if ready else "Creating",
+            }
+        )
+    obj["status"] = {"conditions": conditions}
+    return obj
+
+
+# A composed resource Crossplane has not observed (not created yet, or not read this time).
+NOT_OBSERVED = "not observed"
+
+
+def observed_in_states(
+    composed: dict[str, dict[str, Any]],
+    states: dict[str, bool | str | None],
+    default: bool | str | None = True,
+) -> dict[str, dict[str, Any]]:
+    """`composed` (a response's desired resources) as observed next, each in its state from
+    `states` (else `default`): Ready True/False, None (no Ready condition yet) or
+    NOT_OBSERVED (left out)."""
+    observed = {}
+    for name, desired in composed.items():
+        state = states.get(name, default)
+        if state != NOT_OBSERVED:
+            observed[name] = observed_as(desired, None if state is None else bool(state))
+    return observed

@@ -19,6 +19,7 @@ from modelfleet_contracts.observed import (
     StagedCache,
     secret_fields_with_values,
 )
+from modelfleet_contracts.readiness import Seen
 
 _OWNER_LABEL = kind_label(MODEL_DEPLOYMENT)
 
@@ -77,6 +78,13 @@ def _own_state(status: Any) -> tuple[bool, str]:
         if ready is None and _string(c, "type") == "Ready":
             ready = state == "True"
     return bool(ready), failure
+
+
+def read_seen(s: struct_pb2.Struct) -> Seen:
+    """Its kind and whether its own Ready condition is True: what its readiness is decided on."""
+    status = _struct(s.fields, "status")
+    ready = _own_state(status)[0] if status is not None else False
+    return Seen(kind=_string(s.fields, "kind"), ready=ready)
 
 
 def read_observed(s: struct_pb2.Struct) -> ObservedObject:

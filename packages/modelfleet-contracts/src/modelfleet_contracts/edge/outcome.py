@@ -6,6 +6,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelfleet_contracts.edge import structs
 from modelfleet_contracts.edge.carry import carry_forward_into
+from modelfleet_contracts.edge.readiness import mark_composed_readiness
 from modelfleet_contracts.edge.report import report, set_composite_ready
 from modelfleet_contracts.edge.runner import keep_observed_resources, keep_observed_status
 from modelfleet_contracts.outcome import RESOLVING, Outcome
@@ -45,3 +46,4 @@ def apply_outcome(
         progress = progress_reasons | {RESOLVING}
         report(rsp, observed_xr, *outcome.conditions, progress_reasons=progress)
     set_composite_ready(rsp, outcome.ready and not outcome.keep_everything)
+    mark_composed_readiness(req, rsp)

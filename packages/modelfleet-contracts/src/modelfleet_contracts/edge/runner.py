@@ -17,6 +17,7 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
 from modelfleet_contracts.edge import structs
 from modelfleet_contracts.edge.carry import carry_forward_into
+from modelfleet_contracts.edge.readiness import mark_composed_readiness
 from modelfleet_contracts.fields import mapping_at
 
 Core = Callable[[fnv1.RunFunctionRequest, fnv1.RunFunctionResponse], None]
@@ -76,4 +77,5 @@ class SafeRunner(grpcv1.FunctionRunnerServiceServicer):
             )
             response.warning(rsp, f"{self._name} internal error: {type(exc).__name__}: {exc}")
             rsp.desired.composite.ready = fnv1.READY_FALSE
+            mark_composed_readiness(req, rsp)
         return rsp

@@ -1,0 +1,130 @@
+"""Crossplane core, provider-kubernetes and a local OCI registry, as local processes."""
+
+from __future__ import annotations
+
+import base64
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import pki
+from .kube import KubeClient, resource_path
+from .processes import Processes, free_port, port_in_use, wait_for
+
+CROSSPLANE_NAMESPACE = "crossplane-system"
+ROOT_CA_SECRET = "crossplane-root-ca"
+CLIENT_SECRET = "crossplane-tls-client"
+FIXED_PROVIDER_PORTS = (8080, 9443)
+
+
+def _secret_files(client: KubeClient, name: str, folder: Path) -> dict[str, Path]:
+    secret = client.get(resource_path("v1", "secrets", CROSSPLANE_NAMESPACE, name)) or {}
+    folder.mkdir(parents=True, exist_ok=True)
+    files = {}
+    for key, value in (secret.get("data") or {}).items():
+        files[key] = folder / key
+        files[key].write_bytes(base64.b64decode(value))
+    return files
+
+
+@dataclass
+class Registry:
+    """`crane registry serve` on loopback: what the package manager pulls packages from."""
+
+    host: str  # 127.0.0.1:PORT, spoken to over plain HTTP
+
+
+def start_registry(processes: Processes, bins: Path, work: Path) -> Registry:
+    port = free_port()
+    disk = work / "registry"
+    disk.mkdir(parents=True, exist_ok=True)
+    processes.start(
+        "registry",
+        [bins / "crane", "registry", "serve", "--address", f"127.0.0.1:{port}", "--disk", disk],
+    )
+    host = f"127.0.0.1:{port}"
+    wait_for(
+        lambda: (
+            subprocess.run(
+                [bins / "crane", "catalog", host], capture_output=True, timeout=10
+            ).returncode
+            == 0
+        ),
+        what="the local OCI registry",
+        timeout=30,
+    )
+    return Registry(host)
+
+
+def start_crossplane(
+    processes: Processes,
+    bins: Path,
+    crds: Path,
+    work: Path,
+    client: KubeClient,
+    *,
+    poll_interval: str = "1m",
+) -> pki.KeyPair:
+    """`core init` then `core start` with the External runtime; returns Crossplane's root CA."""
+    env = {
+        "KUBECONFIG": str(client.config.path),
+        "POD_NAMESPACE": CROSSPLANE_NAMESPACE,
+        "ENABLE_WEBHOOKS": "false",
+        "TLS_CA_SECRET_NAME": ROOT_CA_SECRET,
+        "TLS_CLIENT_SECRET_NAME": CLIENT_SECRET,
+    }
+    client.kubectl("create", "namespace", CROSSPLANE_NAMESPACE)
+    # core init wants a real folder of CRDs, not a link to one.
+    crd_dir = work / "crossplane-crds"
+    shutil.copytree(crds, crd_dir, dirs_exist_ok=True)
+    env["CRDS_PATH"] = str(crd_dir)
+    for attempt in (1, 2):  # its first run can race the CRDs it has just created
+        init = processes.start(
+            f"crossplane-init-{attempt}", [bins / "crossplane-core", "core", "init"], env=env
+        )
+        if init.popen.wait(timeout=180) == 0:
+            break
+        if attempt == 2:
+            raise RuntimeError(f"crossplane core init failed:\n{init.tail()}")
+    (work / "xpkg-cache").mkdir(parents=True, exist_ok=True)  # core caches packages here
+    ca_files = _secret_files(client, ROOT_CA_SECRET, work / "crossplane-ca")
+    client_dir = work / "crossplane-client"
+    _secret_files(client, CLIENT_SECRET, client_dir)
+    processes.start(
+        "crossplane",
+        [
+            bins / "crossplane-core", "core", "start", "--package-runtime=External",
+            "--enable-webhooks=false", "--tls-client-certs-dir", client_dir,
+            "--xpkg-cache-dir", work / "xpkg-cache",
+            "--metrics-port", str(free_port()), "--health-probe-port", str(free_port()),
+            "--poll-interval", poll_interval,
+        ],
+        env=env,
+    )  # fmt: skip
+    return pki.KeyPair(ca_files["tls.crt"], ca_files["tls.key"])
+
+
+def start_provider_kubernetes(
+    processes: Processes, bins: Path, work: Path, client: KubeClient, *, poll: str = "15s"
+) -> None:
+    """provider-kubernetes as a local process; its webhook certs are throwaway."""
+    # It binds its metrics (:8080) and webhook (:9443) ports with no flag to move them.
+    busy = [port for port in FIXED_PROVIDER_PORTS if port_in_use(port)]
+    if busy:
+        raise RuntimeError(
+            f"provider-kubernetes needs ports {FIXED_PROVIDER_PORTS}, and {busy} are in use "
+            "(another control plane of this suite still running?)"
+        )
+    certs = work / "provider-kubernetes-tls"
+    ca = pki.make_ca(certs, "provider-ca")
+    # Signed as tls.crt/tls.key: the names the provider reads from the folder.
+    pki.sign(ca, certs, "tls", common_name="provider-kubernetes", sans=("IP:127.0.0.1",))
+    processes.start(
+        "provider-kubernetes",
+        [
+            bins / "provider-kubernetes", "--sanitize-secrets", "--enable-server-side-apply",
+            "--poll", poll, "--health-probe-bind-addr", f"127.0.0.1:{free_port()}",
+        ],
+        env={"KUBECONFIG": str(client.config.path), "TLS_SERVER_CERTS_DIR": str(certs)},
+    )  # fmt: skip

@@ -1,0 +1,127 @@
+"""Applying an example fleet to the real control plane, as a platform engineer would."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .kube import resource_path
+from .stack import RealControlPlane
+from .workload import ensure_namespace
+
+Json = dict[str, Any]
+GROUP_VERSION = "modelfleet.io/v1alpha1"
+PLURALS = {
+    "InferenceCluster": "inferenceclusters",
+    "ModelCache": "modelcaches",
+    "ModelDeployment": "modeldeployments",
+    "ModelReplica": "modelreplicas",
+}
+SETTINGS_FILE = "simulation.yaml"  # what the simulated clusters hold; not a Kubernetes object
+
+
+def load_fleet(folder: Path) -> tuple[list[Json], Json]:
+    """The Kubernetes objects of an example folder, and its simulation settings."""
+    objects: list[Json] = []
+    for path in sorted(folder.glob("*.yaml")):
+        if path.name == SETTINGS_FILE:
+            continue
+        objects.extend(d for d in yaml.safe_load_all(path.read_text()) if d)
+    settings_path = folder / SETTINGS_FILE
+    settings = yaml.safe_load(settings_path.read_text()) if settings_path.exists() else {}
+    return objects, settings or {}
+
+
+def apply_fleet(
+    plane: RealControlPlane, folder: Path, edit: Callable[[Json], None] | None = None
+) -> list[Json]:
+    """Start and connect the fleet's workload clusters, seed them, then apply every object
+    (each first passed to `edit`, to vary an example)."""
+    objects, settings = load_fleet(folder)
+    for obj in objects:
+        if edit:
+            edit(obj)
+    for obj in objects:
+        if obj["kind"] == "InferenceCluster":
+            plane.clusters.prepare(obj)
+    for cluster, held in (settings.get("clusters") or {}).items():
+        plane.clusters.seed(cluster, held.get("objects") or [])
+    for namespace in sorted({o["metadata"].get("namespace") for o in objects} - {None}):
+        ensure_namespace(plane.client, namespace)
+    plane.apply(objects)
+    return objects
+
+
+def xr_path(obj: Json) -> str:
+    meta = obj["metadata"]
+    return resource_path(GROUP_VERSION, PLURALS[obj["kind"]], meta.get("namespace"), meta["name"])
+
+
+def condition(obj: Json | None, kind: str) -> Json:
+    for found in ((obj or {}).get("status") or {}).get("conditions") or []:
+        if found.get("type") == kind:
+            return dict(found)
+    return {}
+
+
+# Deleted in this order: what serves, then what stages, then the clusters they reach through.
+DELETION_ORDER = ("ModelReplica", "ModelDeployment", "ModelCache", "InferenceCluster")
+CONTROL_PLANE_LEFTOVERS = (
+    ("kubernetes.m.crossplane.io/v1alpha1", "objects"),
+    ("modelfleet.io/v1alpha1", "modelreplicas"),
+    ("protection.crossplane.io/v1beta1", "usages"),
+)
+WORKLOAD_KINDS = (
+    ("v1", "persistentvolumeclaims"),
+    ("batch/v1", "jobs"),
+    ("apps/v1", "deployments"),
+    ("leaderworkerset.x-k8s.io/v1", "leaderworkersets"),
+    ("v1", "services"),
+    ("rbac.authorization.k8s.io/v1", "roles"),
+    ("rbac.authorization.k8s.io/v1", "rolebindings"),
+)
+
+
+def delete_fleet(plane: RealControlPlane, objects: list[Json]) -> None:
+    """`kubectl delete` every XR of the fleet, kind by kind, waiting for each to be gone."""
+    from .processes import wait_for
+
+    for kind in DELETION_ORDER:
+        xrs = [o for o in objects if o["kind"] == kind]
+        for xr in xrs:
+            plane.client.delete(xr_path(xr))
+        wait_for(
+            lambda xrs=xrs: not any(plane.client.get(xr_path(x)) for x in xrs),
+            what=f"every {kind} of the fleet to be deleted",
+            timeout=240,
+            every=2,
+        )
+
+
+def leftovers(plane: RealControlPlane) -> list[str]:
+    """What is still there after a fleet was deleted: on the control plane, and on every
+    workload cluster outside Kubernetes' own namespaces (ServiceAccounts Kubernetes makes per
+    namespace and the root CA ConfigMap aside)."""
+    left = []
+    for api, plural in CONTROL_PLANE_LEFTOVERS:
+        try:
+            items = plane.client.list(resource_path(api, plural))
+        except Exception:
+            continue
+        left += [
+            f"control plane {plural} {i['metadata'].get('namespace')}/{i['metadata']['name']}"
+            for i in items
+        ]
+    for name, cluster in plane.clusters.clusters.items():
+        for api, plural in WORKLOAD_KINDS:
+            for item in cluster.client.list(resource_path(api, plural)):
+                namespace = item["metadata"].get("namespace", "")
+                if namespace.startswith("kube-") or (
+                    plural == "services" and namespace == "default"
+                ):
+                    continue
+                left.append(f"{name} {plural} {namespace}/{item['metadata']['name']}")
+    return left

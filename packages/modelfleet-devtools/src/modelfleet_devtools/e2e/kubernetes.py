@@ -1,0 +1,100 @@
+"""etcd, kube-apiserver and kube-controller-manager on loopback, with an admin identity."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import pki
+from .kube import KubeClient, Kubeconfig, write_kubeconfig
+from .processes import Processes, free_port, wait_for
+
+# The controllers a control plane needs without a kubelet: garbage collection (ownerReferences,
+# foreground deletion), namespace deletion, service-account tokens and the claim/volume
+# protection finalizers. No Job, Deployment or volume-binding controller runs: the kubelet
+# stand-in plays their part, and a real one would fight it over status.
+CONTROLLERS = (
+    "garbage-collector-controller",
+    "namespace-controller",
+    "serviceaccount-controller",
+    "serviceaccount-token-controller",
+    "persistentvolumeclaim-protection-controller",
+    "persistentvolume-protection-controller",
+    "root-ca-certificate-publisher-controller",
+)
+
+
+@dataclass
+class Kubernetes:
+    """The API server's address, the admin identity and the CA that signed it."""
+
+    kubeconfig: Kubeconfig
+    ca: pki.KeyPair
+    client: KubeClient
+
+
+def start_kubernetes(
+    processes: Processes, bins: Path, work: Path, *, name: str = "control-plane"
+) -> Kubernetes:
+    """One Kubernetes API: its own etcd, API server and controllers, logs named after it."""
+    certs = work / "pki"
+    ca = pki.make_ca(certs, "kube-ca")
+    serving = pki.sign(
+        ca, certs, "apiserver", common_name="kube-apiserver",
+        sans=("IP:127.0.0.1", "DNS:localhost", "DNS:kubernetes.default.svc"),
+    )  # fmt: skip
+    admin = pki.sign(ca, certs, "admin", common_name="admin", organisation="system:masters")
+    sa_key, sa_pub = pki.make_rsa_pair(certs, "service-accounts")
+
+    etcd_port, etcd_peer, api_port = free_port(), free_port(), free_port()
+    etcd_url = f"http://127.0.0.1:{etcd_port}"
+    processes.start(
+        f"{name}-etcd",
+        [
+            bins / "etcd", "--data-dir", work / "etcd", "--name", "realcp",
+            "--listen-client-urls", etcd_url, "--advertise-client-urls", etcd_url,
+            "--listen-peer-urls", f"http://127.0.0.1:{etcd_peer}",
+            "--initial-advertise-peer-urls", f"http://127.0.0.1:{etcd_peer}",
+            "--initial-cluster", f"realcp=http://127.0.0.1:{etcd_peer}",
+            "--unsafe-no-fsync",  # a throwaway store: durability buys nothing here
+        ],
+    )  # fmt: skip
+    processes.start(
+        f"{name}-kube-apiserver",
+        [
+            bins / "kube-apiserver", "--etcd-servers", etcd_url,
+            "--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",
+            "--secure-port", str(api_port), "--cert-dir", certs,
+            "--tls-cert-file", serving.cert, "--tls-private-key-file", serving.key,
+            "--client-ca-file", ca.cert, "--authorization-mode", "RBAC",
+            "--service-account-issuer", "https://kubernetes.default.svc",
+            "--service-account-key-file", sa_pub,
+            "--service-account-signing-key-file", sa_key,
+            "--service-cluster-ip-range", "10.96.0.0/24",
+            "--endpoint-reconciler-type", "none",  # no kubelet serves the kubernetes Service
+            "--profiling=false",
+        ],
+    )  # fmt: skip
+    server = f"https://127.0.0.1:{api_port}"
+    kubeconfig = write_kubeconfig(
+        work / "admin.kubeconfig", server=server, ca=ca.cert, cert=admin.cert, key=admin.key
+    )
+    client = KubeClient(kubeconfig, bins / "kubectl")
+    wait_for(
+        lambda: client.request("GET", "/readyz").get("text") == "ok",
+        what=f"{name} kube-apiserver /readyz",
+        timeout=90,
+    )
+    processes.start(
+        f"{name}-kube-controller-manager",
+        [
+            bins / "kube-controller-manager", "--kubeconfig", kubeconfig.path,
+            "--authentication-kubeconfig", kubeconfig.path,
+            "--authorization-kubeconfig", kubeconfig.path,
+            "--bind-address", "127.0.0.1", "--secure-port", str(free_port()),
+            "--controllers", ",".join(CONTROLLERS), "--leader-elect=false",
+            "--use-service-account-credentials=true",
+            "--service-account-private-key-file", sa_key, "--root-ca-file", ca.cert,
+        ],
+    )  # fmt: skip
+    return Kubernetes(kubeconfig, ca, client)

@@ -1,0 +1,146 @@
+"""Local processes on free loopback ports, stopped by PID, with their logs kept."""
+
+from __future__ import annotations
+
+import atexit
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on right now (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def port_in_use(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def wait_for(probe: Callable[[], T | None], *, what: str, timeout: float, every: float = 0.5) -> T:
+    """Poll `probe` until it returns something truthy; fail naming `what` after `timeout`."""
+    deadline = time.monotonic() + timeout
+    last_error: Exception | None = None
+    while True:
+        try:
+            result = probe()
+            if result:
+                return result
+        except Exception as error:  # a probe may fail until the thing is up
+            last_error = error
+        if time.monotonic() > deadline:
+            detail = f" (last error: {last_error})" if last_error else ""
+            raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}{detail}")
+        time.sleep(every)
+
+
+@dataclass
+class Process:
+    """One started binary: its name, its log file and how to stop it."""
+
+    name: str
+    popen: subprocess.Popen[bytes]
+    log: Path
+    argv: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def stop(self, grace: float = 10.0) -> None:
+        """SIGTERM the process group, then SIGKILL what is left after `grace` seconds."""
+        if not self.alive():
+            return
+        with _suppress_lookup():
+            os.killpg(self.popen.pid, signal.SIGTERM)
+        try:
+            self.popen.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            with _suppress_lookup():
+                os.killpg(self.popen.pid, signal.SIGKILL)
+            self.popen.wait(timeout=grace)
+
+    def tail(self, lines: int = 40) -> str:
+        try:
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+
+class _suppress_lookup:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> bool:
+        return kind is ProcessLookupError
+
+
+@dataclass
+class Processes:
+    """Every process a control plane started, in start order, with one log folder."""
+
+    log_dir: Path
+    started: list[Process] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # However the session ends (an interrupted fixture, an error in start-up), nothing
+        # started here outlives the Python process that started it.
+        atexit.register(self.stop_all)
+
+    def start(
+        self,
+        name: str,
+        argv: Sequence[str | os.PathLike[str]],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
+    ) -> Process:
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        log = self.log_dir / f"{name}.log"
+        with log.open("ab") as out:
+            popen = subprocess.Popen(
+                [str(a) for a in argv],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env={**os.environ, **(env or {})},
+                cwd=cwd,
+                start_new_session=True,  # its own group: stop() reaches its children too
+            )
+        process = Process(name, popen, log, [str(a) for a in argv], dict(env or {}))
+        self.started.append(process)
+        return process
+
+    def restart(self, process: Process) -> Process:
+        """Start a stopped process again, as it was started (same flags, same ports)."""
+        process.stop()
+        self.started.remove(process)
+        return self.start(process.name, process.argv, env=process.env)
+
+    def named(self, name: str) -> Process:
+        return next(p for p in self.started if p.name == name)
+
+    def stop_all(self) -> None:
+        """Stop in reverse start order: clients before the API server, etcd last. A second
+        Ctrl-C or SIGTERM meanwhile does not cut it short (that would orphan the rest)."""
+        previous = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            for process in reversed(self.started):
+                process.stop()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    def dead(self) -> list[Process]:
+        return [p for p in self.started if not p.alive()]

@@ -1,0 +1,175 @@
+"""The whole private control plane, started in order and stopped by PID."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from ..realcp import SHARED_REALCP_DIR, realcp_binary
+from . import crossplane, functions, packages
+from .kube import KubeClient, resource_path
+from .kubernetes import start_kubernetes
+from .processes import Processes, wait_for
+from .workload import WorkloadClusters
+
+BINARIES = (
+    "etcd", "kube-apiserver", "kube-controller-manager", "kubectl",
+    "crossplane-core", "crossplane", "provider-kubernetes", "crane",
+)  # fmt: skip
+
+CONFIGURATION: dict[str, object] = {
+    "apiVersion": "pkg.crossplane.io/v1",
+    "kind": "Configuration",
+    "metadata": {"name": "modelfleet"},
+    "spec": {"package": f"{packages.MODELFLEET_REGISTRY}/modelfleet:{packages.VERSION}"},
+}
+XRD_NAMES = (
+    "inferenceclusters.modelfleet.io",
+    "modelcaches.modelfleet.io",
+    "modeldeployments.modelfleet.io",
+    "modelreplicas.modelfleet.io",
+)
+
+
+@dataclass
+class RealControlPlane:
+    """A running control plane: its API server client, its processes and their logs."""
+
+    work: Path
+    client: KubeClient
+    processes: Processes
+    clusters: WorkloadClusters
+    endpoints: dict[str, str] = field(default_factory=dict)
+
+    def apply(self, manifest: str | dict[str, object] | list[dict[str, object]]) -> str:
+        text = (
+            manifest
+            if isinstance(manifest, str)
+            else yaml.safe_dump_all(manifest if isinstance(manifest, list) else [manifest])
+        )
+        return self.client.kubectl("apply", "--server-side", "-f", "-", stdin=text)
+
+    def stop(self) -> None:
+        self.clusters.stop()
+        self.processes.stop_all()
+
+    def check_alive(self, *, allowed: tuple[str, ...] = ()) -> None:
+        """Fail, with the log tails, if a process died (`allowed`: ones stopped on purpose)."""
+        dead = [
+            p
+            for p in self.processes.dead()
+            if not p.name.startswith("crossplane-init") and p.name not in allowed
+        ]
+        if dead:
+            raise RuntimeError(
+                "stopped unexpectedly: "
+                + "; ".join(f"{p.name} (log {p.log}):\n{p.tail(15)}" for p in dead)
+            )
+
+
+def _installed(client: KubeClient, kind: str, name: str) -> bool:
+    path = resource_path("pkg.crossplane.io/v1", kind, name=name)
+    conditions = ((client.get(path) or {}).get("status") or {}).get("conditions") or []
+    return {c["type"]: c["status"] for c in conditions}.get("Healthy") == "True"
+
+
+def link_binaries(folder: Path) -> Path:
+    """One folder holding every real binary the control plane runs (links to where they are)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in BINARIES:
+        link = folder / name
+        if not link.exists():
+            link.symlink_to(realcp_binary(name))
+    return folder
+
+
+def start_control_plane(
+    bins: Path,
+    shared_realcp: Path,
+    work: Path,
+    *,
+    crossplane_poll: str = "1m",
+    provider_poll: str = "15s",
+) -> RealControlPlane:
+    """Start everything and install Modelfleet from its Configuration package.
+
+    `crossplane_poll` is Crossplane's --poll-interval: how soon an XR sees a change in a
+    resource it reads but does not compose (a ModelDeployment its ModelCache)."""
+    processes = Processes(work / "logs")
+    try:
+        kube = start_kubernetes(processes, bins, work / "control-plane")
+        client = kube.client
+        registry = crossplane.start_registry(processes, bins, work)
+        provider_crds = shared_realcp / "crds" / "provider-kubernetes"
+        packages.publish(bins / "crossplane", bins / "crane", registry, provider_crds, work)
+        root_ca = crossplane.start_crossplane(
+            processes, bins, shared_realcp / "crds" / "crossplane", work, client,
+            poll_interval=crossplane_poll,
+        )  # fmt: skip
+        lws_crd = (
+            shared_realcp.parent / "schemas" / "leaderworkerset.x-k8s.io_leaderworkersets.yaml"
+        )
+        clusters = WorkloadClusters(processes, bins, work, client, lws_crd)
+        plane = RealControlPlane(work, client, processes, clusters)
+        endpoints = functions.serve_functions(processes, root_ca, work, client)
+        plane.endpoints = endpoints
+        plane.apply(packages.image_config(registry))
+        plane.apply(CONFIGURATION)
+
+        def revisions_pointed() -> bool:
+            plane.check_alive()
+            return not functions.point_revisions(client, endpoints)
+
+        wait_for(revisions_pointed, what="the four FunctionRevisions", timeout=240, every=2)
+        wait_for(
+            lambda: client.get(
+                resource_path("apiextensions.k8s.io/v1", "customresourcedefinitions",
+                              name="objects.kubernetes.m.crossplane.io")
+            ),
+            what="provider-kubernetes' CRDs from its package",
+            timeout=240,
+            every=2,
+        )  # fmt: skip
+        crossplane.start_provider_kubernetes(processes, bins, work, client, poll=provider_poll)
+
+        def installed() -> bool:
+            plane.check_alive()
+            functions.point_revisions(client, endpoints)
+            return _installed(client, "configurations", "modelfleet") and all(
+                client.get(
+                    resource_path("apiextensions.k8s.io/v1", "customresourcedefinitions", name=n)
+                )
+                for n in XRD_NAMES
+            )
+
+        wait_for(installed, what="the modelfleet Configuration to be Healthy", timeout=300, every=2)
+        return plane
+    except BaseException:
+        processes.stop_all()
+        raise
+
+
+if __name__ == "__main__":  # by hand: python -m modelfleet_devtools.e2e.stack DIR [EXAMPLE]
+    import signal
+    import sys
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop what it started
+    started = time.monotonic()
+    work = Path(sys.argv[1])
+    plane = start_control_plane(link_binaries(work / "bin"), SHARED_REALCP_DIR, work)
+    print(f"up in {time.monotonic() - started:.0f}s; kubeconfig {plane.client.config.path}")
+    if len(sys.argv) > 2:
+        from .fleet import apply_fleet
+
+        apply_fleet(plane, Path(sys.argv[2]))
+        print("applied", sys.argv[2], flush=True)
+    try:
+        while True:
+            time.sleep(5)
+            plane.check_alive()
+            functions.point_revisions(plane.client, plane.endpoints)
+    finally:
+        plane.stop()

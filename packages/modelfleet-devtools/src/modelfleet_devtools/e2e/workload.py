@@ -1,0 +1,186 @@
+"""Workload clusters: each its own API server, reached through a ClusterProviderConfig.
+
+A workload cluster here is a private Kubernetes API (etcd, kube-apiserver, the controllers
+that delete namespaces and collect garbage) with a kubelet stand-in. The control plane reaches
+it as it would a real one: a kubeconfig in a Secret, and a provider-kubernetes
+ClusterProviderConfig or an InferenceCluster's `kubeconfigSecretRef` naming it.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .crossplane import CROSSPLANE_NAMESPACE
+from .kube import ApiError, KubeClient, resource_path, write_kubeconfig
+from .kubelet import KubeletStandIn, StandIns
+from .kubernetes import Kubernetes, start_kubernetes
+from .processes import Processes, wait_for
+
+Json = dict[str, Any]
+PROVIDER_CONFIGS = resource_path("kubernetes.m.crossplane.io/v1alpha1", "clusterproviderconfigs")
+# What a platform team vouches for on a cluster's RWX class; nothing provisions it here.
+RWX_PROVISIONER = "rwx.modelfleet.test/stand-in"
+
+
+def create(client: KubeClient, obj: Json, plural: str) -> None:
+    """Create `obj`, or leave the one that exists."""
+    meta = obj["metadata"]
+    try:
+        client.create(resource_path(obj["apiVersion"], plural, meta.get("namespace")), obj)
+    except ApiError as error:
+        if error.status != 409:
+            raise
+
+
+def ensure_namespace(client: KubeClient, name: str) -> None:
+    create(
+        client, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}, "namespaces"
+    )
+
+
+@dataclass
+class WorkloadCluster:
+    name: str
+    kubernetes: Kubernetes
+    stand_in: KubeletStandIn
+
+    @property
+    def client(self) -> KubeClient:
+        return self.kubernetes.client
+
+    def kubeconfig_text(self, work: Path) -> str:
+        """A kubeconfig with its credentials inlined, as a Secret carries one."""
+        config = self.kubernetes.kubeconfig
+        embedded = write_kubeconfig(
+            work / f"{self.name}.embedded.kubeconfig",
+            server=config.server, ca=config.ca, cert=config.cert, key=config.key, embed=True,
+        )  # fmt: skip
+        return embedded.path.read_text()
+
+
+class WorkloadClusters:
+    """Starts workload clusters on demand and connects them to the control plane."""
+
+    def __init__(
+        self, processes: Processes, bins: Path, work: Path, control_plane: KubeClient, lws_crd: Path
+    ) -> None:
+        self.processes, self.bins, self.work = processes, bins, work
+        self.control_plane = control_plane
+        self.lws_crd = lws_crd
+        self.clusters: dict[str, WorkloadCluster] = {}
+        self.stand_ins = StandIns()
+
+    def start(self, name: str) -> WorkloadCluster:
+        if name in self.clusters:
+            return self.clusters[name]
+        kubernetes = start_kubernetes(
+            self.processes, self.bins, self.work / "clusters" / name, name=name
+        )
+        # provider-helm is not among the real binaries: the LeaderWorkerSet CRD a cluster's
+        # platform team (or the InferenceCluster's helm release) would install is applied here.
+        kubernetes.client.kubectl("apply", "--server-side", "-f", str(self.lws_crd))
+        cluster = WorkloadCluster(name, kubernetes, KubeletStandIn(name, kubernetes.client))
+        self.clusters[name] = cluster
+        self.stand_ins.add(cluster.stand_in)
+        return cluster
+
+    def kubeconfig_secret(
+        self, cluster: WorkloadCluster, namespace: str, name: str, key: str
+    ) -> None:
+        text = cluster.kubeconfig_text(self.work / "clusters" / cluster.name)
+        secret = {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": name, "namespace": namespace},
+            "data": {key: base64.b64encode(text.encode()).decode()},
+        }
+        ensure_namespace(self.control_plane, namespace)
+        create(self.control_plane, secret, "secrets")
+
+    def provider_config(self, cluster: WorkloadCluster, name: str) -> None:
+        """A ClusterProviderConfig `name` reaching `cluster` (the platform team's part)."""
+        secret = f"{name}-kubeconfig"
+        self.kubeconfig_secret(cluster, CROSSPLANE_NAMESPACE, secret, "kubeconfig")
+        config = {
+            "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+            "kind": "ClusterProviderConfig",
+            "metadata": {"name": name},
+            "spec": {
+                "credentials": {
+                    "source": "Secret",
+                    "secretRef": {
+                        "namespace": CROSSPLANE_NAMESPACE,
+                        "name": secret,
+                        "key": "kubeconfig",
+                    },
+                }
+            },
+        }
+        create(self.control_plane, config, "clusterproviderconfigs")
+
+    def prepare(self, inference_cluster: Json) -> WorkloadCluster:
+        """Everything an InferenceCluster expects to exist before it is applied."""
+        spec = inference_cluster.get("spec") or {}
+        cluster = self.start(inference_cluster["metadata"]["name"])
+        connection = spec.get("connection") or {}
+        if connection.get("providerConfigName"):
+            self.provider_config(cluster, connection["providerConfigName"])
+        ref = connection.get("kubeconfigSecretRef")
+        if ref:
+            self.kubeconfig_secret(
+                cluster, ref["namespace"], ref["name"], ref.get("key", "kubeconfig")
+            )
+        class_name = (spec.get("storage") or {}).get("storageClassName")
+        if class_name:
+            storage_class = {
+                "apiVersion": "storage.k8s.io/v1",
+                "kind": "StorageClass",
+                "metadata": {"name": class_name},
+                "provisioner": RWX_PROVISIONER,
+            }
+            create(cluster.client, storage_class, "storageclasses")
+        return cluster
+
+    def seed(self, cluster: str, objects: list[Json]) -> None:
+        """Objects a cluster holds before the fleet is applied (an example's simulation.yaml)."""
+        client = self.clusters[cluster].client
+        for obj in objects:
+            namespace = obj["metadata"].get("namespace")
+            if namespace:
+                ensure_namespace(client, namespace)
+            client.kubectl("apply", "--server-side", "-f", "-", stdin=yaml.safe_dump(obj))
+
+    def disconnect(self, name: str) -> None:
+        """The cluster's API server goes away (its data stays in its etcd)."""
+        self.stand_ins.remove(name)
+        self.processes.named(f"{name}-kube-apiserver").stop()
+
+    def reconnect(self, name: str) -> None:
+        """The same API server comes back on the same address, holding what it held."""
+        cluster = self.clusters[name]
+        self.processes.restart(self.processes.named(f"{name}-kube-apiserver"))
+        wait_for(
+            lambda: cluster.client.request("GET", "/readyz").get("text") == "ok",
+            what=f"{name} kube-apiserver back",
+            timeout=90,
+        )
+        self.stand_ins.add(cluster.stand_in)
+
+    def discard(self, name: str) -> None:
+        """Stop a workload cluster and forget it (the next fleet starts a fresh one)."""
+        cluster = self.clusters.pop(name, None)
+        if cluster is None:
+            return
+        self.stand_ins.remove(name)
+        names = {f"{name}-{part}" for part in ("etcd", "kube-apiserver", "kube-controller-manager")}
+        for process in [p for p in self.processes.started if p.name in names]:
+            process.stop()
+            self.processes.started.remove(process)
+
+    def stop(self) -> None:
+        self.stand_ins.stop()
