@@ -98,6 +98,20 @@ S3_CACHE_XR = _xr(
         "sizeGiB": 10,
     },
 )
+OCI_CACHE_XR = _xr(
+    "ModelCache",
+    {
+        "source": "OCI",
+        "oci": {
+            "image": "ghcr.io/acme/llama-3.1-8b:1.0",
+            "path": "/models",
+            "include": ["*.safetensors"],
+            "exclude": ["original/*"],
+            "pullSecretRef": {"name": "regcred"},
+        },
+        "sizeGiB": 10,
+    },
+)
 BYO_CACHE_XR = _xr(
     "ModelCache",
     {
@@ -211,6 +225,11 @@ TARGETS: list[tuple[str, str, dict[str, Any], Setter]] = [
     ("s3.endpoint", MC, S3_CACHE_XR, at("spec.s3.endpoint")),
     ("s3.region", MC, S3_CACHE_XR, at("spec.s3.region")),
     ("s3.credentialsSecretRef.name", MC, S3_CACHE_XR, at("spec.s3.credentialsSecretRef.name")),
+    ("oci.image", MC, OCI_CACHE_XR, at("spec.oci.image")),
+    ("oci.path", MC, OCI_CACHE_XR, at("spec.oci.path")),
+    ("oci.pullSecretRef.name", MC, OCI_CACHE_XR, at("spec.oci.pullSecretRef.name")),
+    ("oci.include[]", MC, OCI_CACHE_XR, at("spec.oci.include.0")),
+    ("oci.exclude[]", MC, OCI_CACHE_XR, at("spec.oci.exclude.0")),
     ("storage.storageClassName", MC, HF_CACHE_XR, at("spec.storage.storageClassName")),
     ("storage.existingClaimName", MC, BYO_CACHE_XR, at("spec.storage.existingClaimName")),
     ("hydration.image", MC, HF_CACHE_XR, at("spec.hydration.image")),

@@ -5,6 +5,8 @@ test_invalid_xrs.py)."""
 import pytest
 from xr_cases import DELETE, HF, NO_MATCH, Invalid, assert_rejected, case_params
 
+OCI = "spec.oci"
+
 INVALID = [
     # --- ModelCache: user strings that would reach the downloader -------------------------
     Invalid(
@@ -183,6 +185,74 @@ INVALID = [
         },
         NO_MATCH,
         "spec.s3.endpoint",
+    ),
+    Invalid(
+        "source OCI without the oci block",
+        "ModelCache",
+        {"spec.source": "OCI", HF: DELETE},
+        "source OCI requires spec.oci",
+    ),
+    Invalid(
+        "oci block beside huggingFace",
+        "ModelCache",
+        {"spec.oci": {"image": "ghcr.io/acme/llama:1.0"}},
+        "set only the block for the chosen source",
+    ),
+    *(
+        Invalid(
+            f"OCI image {what}",
+            "ModelCache",
+            {"spec.source": "OCI", HF: DELETE, OCI: {"image": image}},
+            "image must be a reference registry/repository[:tag][@sha256:<64 hex>]",
+        )
+        for what, image in [
+            ("with a shell ;", "ghcr.io/acme/llama;id"),
+            ("with $( )", "ghcr.io/acme/$(id):1"),
+            ("with a space", "ghcr.io/acme/llama 1.0"),
+            ("with a newline", "ghcr.io/acme/llama\n:1.0"),
+            ("starting with a dash (an option)", "--insecure"),
+            ("with an upper-case repository", "ghcr.io/Acme/Llama:1.0"),
+            ("with a short digest", "ghcr.io/acme/llama@sha256:abc123"),
+            ("with a non-sha256 digest", f"ghcr.io/acme/llama@md5:{'a' * 32}"),
+            ("with a scheme", "https://ghcr.io/acme/llama:1.0"),
+            ("with ..", "ghcr.io/acme/../llama:1.0"),
+            ("with a tag over 128 characters", f"ghcr.io/acme/llama:{'v' * 129}"),
+        ]
+    ),
+    Invalid(
+        "OCI image without its registry",
+        "ModelCache",
+        {"spec.source": "OCI", HF: DELETE, OCI: {"image": "acme/llama:1.0"}},
+        "image must name its registry",
+    ),
+    Invalid(
+        "OCI path with ..",
+        "ModelCache",
+        {
+            "spec.source": "OCI",
+            HF: DELETE,
+            OCI: {"image": "ghcr.io/a/b:1", "path": "/models/../etc"},
+        },
+        NO_MATCH,
+        f"{OCI}.path",
+    ),
+    Invalid(
+        "OCI path not absolute",
+        "ModelCache",
+        {"spec.source": "OCI", HF: DELETE, OCI: {"image": "ghcr.io/a/b:1", "path": "models"}},
+        NO_MATCH,
+        f"{OCI}.path",
+    ),
+    Invalid(
+        "OCI pull secret with shell text",
+        "ModelCache",
+        {
+            "spec.source": "OCI",
+            HF: DELETE,
+            OCI: {"image": "ghcr.io/a/b:1", "pullSecretRef": {"name": "regcred;id"}},
+        },
+        NO_MATCH,
+        f"{OCI}.pullSecretRef.name",
     ),
     Invalid(
         "sizeGiB missing without an existing claim",

@@ -125,7 +125,8 @@ HF = "spec.huggingFace"
                 ("storage.ready", "boolean"),
             )
         ),
-        pytest.param(MC, "spec.source", {"enum": ["HuggingFace", "S3"]}, id="source enum"),
+        # SPEC.md's two sources, and OCI images (issue 21), which extends the enum.
+        pytest.param(MC, "spec.source", {"enum": ["HuggingFace", "S3", "OCI"]}, id="source enum"),
         *(
             pytest.param(MC, f"{HF}.{f}", {"type": t}, id=f"huggingFace {f}")
             for f, t in (
@@ -141,6 +142,9 @@ HF = "spec.huggingFace"
             pytest.param(MC, f"spec.s3.{f}", {"type": "string"}, id=f"s3 {f}")
             for f in ("uri", "endpoint", "region", "credentialsSecretRef.name")
         ),
+        pytest.param(MC, "spec.oci.image", {"type": "string"}, id="oci image"),
+        pytest.param(MC, "spec.oci.path", {"default": "/models"}, id="oci path, default /models"),
+        pytest.param(MC, "spec.oci.pullSecretRef.name", {"type": "string"}, id="oci pull secret"),
         pytest.param(MC, "spec.sizeGiB", {"type": "integer"}, id="sizeGiB"),
         pytest.param(MC, "spec.clusterSelector.matchLabels", {"type": "object"}, id="selector"),
         pytest.param(MC, "spec.storage.storageClassName", {"type": "string"}, id="MC class"),

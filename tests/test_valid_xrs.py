@@ -34,6 +34,34 @@ VALID = [
         "ModelCache",
         {f"{HF}.tokenSecretRef": {"name": "hf-token", "key": "HF_TOKEN"}},
     ),
+    *(
+        Valid(
+            f"OCI image {what}",
+            "ModelCache",
+            {"spec.source": "OCI", HF: DELETE, "spec.oci": {"image": image}},
+        )
+        for what, image in [
+            ("by tag", "ghcr.io/acme/llama-3.1-8b-instruct:1.0"),
+            ("by digest", f"ghcr.io/acme/llama@sha256:{'0a' * 32}"),
+            ("by tag and digest", f"registry.example.com:5000/ml/qwen3_0.6b:v2@sha256:{'f' * 64}"),
+            ("without a tag (latest)", "quay.io/acme/models/qwen"),
+            ("on Docker Hub", "docker.io/kserve/modelcar-llama:v1"),
+            ("on a loopback registry", "localhost:5000/tiny-llm:test"),
+        ]
+    ),
+    Valid(
+        "OCI image with its path and a pull secret",
+        "ModelCache",
+        {
+            "spec.source": "OCI",
+            HF: DELETE,
+            "spec.oci": {
+                "image": "ghcr.io/acme/llama:1.0",
+                "path": "/opt/weights/llama_3.1",
+                "pullSecretRef": {"name": "regcred"},
+            },
+        },
+    ),
     Valid(
         "existing claim without sizeGiB",
         "ModelCache",

@@ -11,6 +11,10 @@ from modelfleet_devtools.world import inference_cluster, observed_object
 
 CLUSTERS = [inference_cluster("gke-us"), inference_cluster("gke-eu")]
 XR = model_cache(huggingFace={"repo": "Qwen/Qwen3-0.6B", "tokenSecretRef": {"name": "hf"}})
+OCI_XR = model_cache(
+    source="OCI", oci={"image": "ghcr.io/acme/qwen3:1.0", "pullSecretRef": {"name": "reg"}}
+)
+del OCI_XR["spec"]["huggingFace"]
 COMPOSED = desired_resources(reconcile(XR, CLUSTERS))
 OBSERVED = {k: observed_object(v, remote_status={"phase": "Bound"}) for k, v in COMPOSED.items()}
 CLAIMS = [keys(c["metadata"]["name"])[0] for c in CLUSTERS]
@@ -29,7 +33,7 @@ def assert_sound_status(rsp):
 
 @given(st.data())
 def test_random_specs_never_crash_and_never_go_silent(data):
-    xr = copy.deepcopy(XR)
+    xr = copy.deepcopy(data.draw(st.sampled_from([XR, OCI_XR])))
     xr["spec"] = mutate(data, xr["spec"])
     rsp = reconcile(xr, CLUSTERS, OBSERVED, validate=False)
     assert not crashed(rsp)

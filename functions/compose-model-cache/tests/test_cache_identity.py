@@ -15,6 +15,7 @@ GATED_LLAMA = {
     "tokenSecretRef": {"name": "hf-token"},
 }
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
+DIGEST = "sha256:" + "0a" * 32
 
 # namespace, spec overrides -> fingerprint, claimName, path, Job name, Secret name, the
 # hydrator's argv after --job (the source it fetches).
@@ -78,6 +79,28 @@ CASES = {
         ("f0a88c3d9e03", "modelcache-research-qwen-4ff26", "f0a88c3d9e03"),
         ("hydrate-research-qwen-f0a88c3d9e03-4821a", None),
         ["--source=S3", "--uri=s3://models/llama-3.1-8b/"],
+    ),
+    "OCI by tag, pull secret": (
+        "ml-team",
+        {
+            "source": "OCI",
+            "huggingFace": None,
+            "oci": {"image": "ghcr.io/acme/llama-3.1-8b:1.0", "pullSecretRef": {"name": "regcred"}},
+        },
+        ("c6e42ea88e42", "modelcache-ml-team-qwen-c515c", "c6e42ea88e42"),
+        ("hydrate-ml-team-qwen-c6e42ea88e42-2a940", "modelcache-creds-ml-team-qwen-a1bff"),
+        ["--source=OCI", "--image=ghcr.io/acme/llama-3.1-8b:1.0", "--path=/models"],
+    ),
+    "OCI by digest, own path, another namespace": (
+        "research",
+        {
+            "source": "OCI",
+            "huggingFace": None,
+            "oci": {"image": f"ghcr.io/acme/llama@{DIGEST}", "path": "/opt/weights"},
+        },
+        ("19a50a915d09", "modelcache-research-qwen-4ff26", "19a50a915d09"),
+        ("hydrate-research-qwen-19a50a915d09-47c80", None),
+        ["--source=OCI", f"--image=ghcr.io/acme/llama@{DIGEST}", "--path=/opt/weights"],
     ),
 }
 

@@ -4,6 +4,7 @@ and what another writer put on an object survives the provider's next apply."""
 
 import hashlib
 
+import pytest
 from modelfleet_cli.simulate.workload import HydrationFault, Pool, WorkloadCluster
 from modelfleet_contracts import hydration
 
@@ -29,9 +30,12 @@ def cluster(rounds: int = 4) -> WorkloadCluster:
     return c
 
 
-def job(annotations: dict[str, str] | None = None) -> dict:
+HF_SOURCE = ["--repo=acme/big", "--revision=main"]
+
+
+def job(annotations: dict[str, str] | None = None, source: list[str] = HF_SOURCE) -> dict:
     metadata = {"name": "hydrate", "namespace": NS, "annotations": annotations or {}}
-    command = ["python3", "/opt/modelfleet/hydrate.py", "--repo=acme/big", "--revision=main"]
+    command = ["python3", "/opt/modelfleet/hydrate.py", *source]
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -80,6 +84,33 @@ def test_a_pinned_commit_is_the_one_reported():
     c.apply(job(pinned))
     run(c, 1, reapply=job(pinned))
     assert annotations(c)[hydration.REVISION] == "c" * 40
+
+
+TAGGED = "registry.example:5000/models/big:v1"
+DIGEST = "sha256:" + "d" * 64
+
+
+@pytest.mark.parametrize(
+    ("image", "pinned", "revision"),
+    [
+        pytest.param(TAGGED, "", "sha256:" + hashlib.sha256(TAGGED.encode()).hexdigest(), id="tag"),
+        pytest.param(f"registry.example:5000/models/big@{DIGEST}", "", DIGEST, id="digest"),
+        pytest.param(TAGGED, "sha256:" + "e" * 64, "sha256:" + "e" * 64, id="pinned digest"),
+    ],
+)
+def test_an_image_reports_its_digest_and_its_files_only_once_complete(image, pinned, revision):
+    c = cluster()
+    source = ["--source=OCI", f"--image={image}", "--path=/models"]
+    start = {hydration.PINNED_REVISION: pinned} if pinned else {}
+    c.apply(job(start, source))
+    run(c, 2, reapply=job(start, source))
+    midway = annotations(c)
+    assert midway[hydration.REVISION] == revision
+    assert hydration.FILES_DONE not in midway and hydration.FILES_TOTAL not in midway
+    run(c, 3, reapply=job(start, source))
+    final = annotations(c)
+    assert final[hydration.BYTES_DONE] == final[hydration.BYTES_TOTAL]
+    assert final[hydration.FILES_DONE] == final[hydration.FILES_TOTAL]
 
 
 def test_the_attempt_running_when_a_fault_is_armed_fails_then_and_the_next_resumes():

@@ -112,6 +112,8 @@ def spec_problem(spec: ModelCacheSpec) -> str | None:
         return "spec.huggingFace is required when source is HuggingFace"
     if spec.source == "S3" and not spec.s3:
         return "spec.s3 is required when source is S3"
+    if spec.source == "OCI" and not spec.oci:
+        return "spec.oci is required when source is OCI"
     if not spec.sizeGiB and not (spec.storage and spec.storage.existingClaimName):
         return "spec.sizeGiB is required unless storage.existingClaimName is set"
     return None
@@ -179,7 +181,7 @@ def compose_cache(
         fingerprint,
         [(v.name, reports.get(here[v.name].job_keys[0])) for v in matched],
         job_name,
-        hugging_face=spec.source != Source.S3,
+        pinnable=spec.source != Source.S3,
     )
     cache = CacheRef(name, namespace, spec, fingerprint, pin.commit if pin else "")
 

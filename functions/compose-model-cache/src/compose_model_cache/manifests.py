@@ -13,6 +13,8 @@ from modelfleet_contracts.models.modelcache import (
     CredentialsSecretRef,
     Hydration,
     ModelCacheSpec,
+    Oci,
+    PullSecretRef,
     ReclaimPolicy,
     Storage,
     TokenSecretRef,
@@ -37,6 +39,10 @@ from compose_model_cache.job_access import access_objects
 
 DEFAULT_RESOURCES = {"requests": {"cpu": "500m", "memory": "2Gi"}, "limits": {"memory": "8Gi"}}
 S3_CREDENTIAL_KEYS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
+# A kubernetes.io/dockerconfigjson Secret's key, and the remote Secret's key (and the env var
+# the hydrator reads) it is copied to.
+DOCKER_CONFIG_KEY = ".dockerconfigjson"
+DOCKER_CONFIG_ENV = "DOCKER_CONFIG_JSON"
 
 
 @dataclass(frozen=True)
@@ -87,10 +93,15 @@ class CacheRef:
         return "/".join(p for p in (self.cache_subdir, self.fingerprint) if p)
 
     @cached_property
-    def secret_ref(self) -> TokenSecretRef | CredentialsSecretRef | None:
-        """The user's Secret the source is read with (a token, or S3 credentials), if any."""
+    def secret_ref(self) -> TokenSecretRef | CredentialsSecretRef | PullSecretRef | None:
+        """The user's Secret the source is read with (a token, S3 credentials or registry
+        credentials), if any."""
         source = source_of(self.spec)
-        return source.credentialsSecretRef if isinstance(source, S3) else source.tokenSecretRef
+        if isinstance(source, S3):
+            return source.credentialsSecretRef
+        if isinstance(source, Oci):
+            return source.pullSecretRef
+        return source.tokenSecretRef
 
     @cached_property
     def backoff_limit(self) -> int:
@@ -187,7 +198,7 @@ def claim_object(cache: CacheRef, cluster: ClusterView) -> dict[str, Any]:
 
 
 def secret_object(cache: CacheRef, cluster: ClusterView) -> dict[str, Any] | None:
-    """The remote Secret holding the token or S3 credentials. Its data is copied from the
+    """The remote Secret holding the token, S3 or registry credentials. Its data is copied from the
     user's Secret by provider-kubernetes on the control plane; this function never sees it."""
     ref = cache.secret_ref
     if not ref:
@@ -196,6 +207,12 @@ def secret_object(cache: CacheRef, cluster: ClusterView) -> dict[str, Any] | Non
     if isinstance(ref, TokenSecretRef):
         patches = [
             secret_key_patch(ref.name, filled(ref.key), "HF_TOKEN", namespace=cache.namespace)
+        ]
+    elif isinstance(ref, PullSecretRef):
+        patches = [
+            secret_key_patch(
+                ref.name, DOCKER_CONFIG_KEY, DOCKER_CONFIG_ENV, namespace=cache.namespace
+            )
         ]
     else:
         patches = [
@@ -229,6 +246,8 @@ def _env(cache: CacheRef) -> list[dict[str, Any]]:
         if source.region:
             env.append({"name": "AWS_REGION", "value": source.region})
         keys: tuple[str, ...] = S3_CREDENTIAL_KEYS if cache.secret_ref else ()
+    elif isinstance(source, Oci):
+        keys = (DOCKER_CONFIG_ENV,) if cache.secret_ref else ()
     else:
         keys = ("HF_TOKEN",) if cache.secret_ref else ()
     env += [

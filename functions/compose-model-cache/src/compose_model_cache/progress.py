@@ -20,6 +20,7 @@ from modelfleet_contracts.hydration import (
 )
 
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
+DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")  # an OCI manifest's
 GIB = 1024**3
 MIB = 1024**2
 MAX_BYTES = 2**53  # what a JSON number holds exactly
@@ -34,7 +35,12 @@ class JobReport:
     bytes_total: int | None = None
     files_done: int | None = None
     files_total: int | None = None
-    revision: str = ""  # the commit it resolved, when it is one
+    revision: str = ""  # the commit or image digest it resolved, when it is one
+
+
+def is_revision(value: object) -> bool:
+    """A commit (HuggingFace) or a manifest digest (OCI): what a Job resolves its source to."""
+    return isinstance(value, str) and bool(COMMIT.match(value) or DIGEST.match(value))
 
 
 def _count(value: Any) -> int | None:
@@ -54,14 +60,15 @@ def _pair(done: Any, total: Any) -> tuple[int | None, int | None]:
 def read_report(job: str, annotations: Mapping[str, Any]) -> JobReport:
     bytes_done, bytes_total = _pair(annotations.get(BYTES_DONE), annotations.get(BYTES_TOTAL))
     files_done, files_total = _pair(annotations.get(FILES_DONE), annotations.get(FILES_TOTAL))
-    revision = annotations.get(REVISION)
+    found = annotations.get(REVISION)
+    revision = found if isinstance(found, str) and is_revision(found) else ""
     return JobReport(
         job=job,
         bytes_done=bytes_done,
         bytes_total=bytes_total,
         files_done=files_done,
         files_total=files_total,
-        revision=revision if isinstance(revision, str) and COMMIT.match(revision) else "",
+        revision=revision,
     )
 
 
@@ -91,7 +98,7 @@ def carried(previous_row: Mapping[str, Any] | None) -> dict[str, Any]:
         return {}
     row = figures(int(total), int(total))
     revision = previous_row.get("resolvedRevision")
-    if isinstance(revision, str) and COMMIT.match(revision):
+    if is_revision(revision):
         row["resolvedRevision"] = revision
     return row
 

@@ -6,17 +6,23 @@ current source is pinned in `status.pinnedRevision` and handed to every hydratio
 or re-composed from then on (an annotation on the Job, read by the hydrator when an attempt
 starts and again before it marks a copy complete), so clusters that hydrate later fetch the
 same bytes. A cluster that reports another commit is said so, and never reported Ready.
+
+An OCI image goes the same way: a tag moves as a branch does, so the hydrator resolves the
+reference to its manifest's digest (`sha256:<64 hex>`), reports it as the revision, and the
+first digest reported is pinned and handed to every Job; a reference by digest resolves to
+itself.
 """
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from compose_model_cache.phases import FAILED, READY, ClusterPhase
-from compose_model_cache.progress import JobReport
+from compose_model_cache.progress import JobReport, is_revision
 
-COMMIT = re.compile(r"^[0-9a-f]{40}$")
+
+def _what(value: str) -> str:
+    return "digest" if value.startswith("sha256:") else "commit"
 
 
 @dataclass(frozen=True)
@@ -35,14 +41,14 @@ def choose_pin(
     reports: list[tuple[str, JobReport | None]],
     job_name: str,
     *,
-    hugging_face: bool,
+    pinnable: bool,
 ) -> Pin | None:
     """The pin kept from the last reconcile for this source, or else the commit the first
     reporting cluster (by name, when several report at once) resolved; None before any."""
-    if not hugging_face:
+    if not pinnable:
         return None  # an S3 prefix has no commits to pin
     commit = previous.get("commit")
-    if previous.get("fingerprint") == fingerprint and COMMIT.match(str(commit)):
+    if previous.get("fingerprint") == fingerprint and is_revision(commit):
         return Pin(str(commit), fingerprint, str(previous.get("cluster") or ""))
     for cluster, report in reports:
         if report and report.job == job_name and report.revision:
@@ -55,15 +61,16 @@ def revision_check(phase: ClusterPhase, revision: str, pin: Pin | None) -> Clust
     if not pin or not revision or revision == pin.commit:
         return phase
     pinned = f"the cache is pinned to {pin.commit} (resolved first on {pin.cluster})"
+    what = _what(pin.commit)
     if phase.phase == READY:
         return ClusterPhase(
             FAILED,
-            f"staged commit {revision}, but {pinned}; not served here: its Job is re-created "
-            "to stage the pinned commit",
+            f"staged {what} {revision}, but {pinned}; not served here: its Job is re-created "
+            f"to stage the pinned {what}",
             phase.problem,
         )
     return ClusterPhase(
         phase.phase,
-        f"{phase.message}; fetching commit {revision}, but {pinned}: the next attempt fetches it",
+        f"{phase.message}; fetching {what} {revision}, but {pinned}: the next attempt fetches it",
         phase.problem,
     )

@@ -72,11 +72,17 @@ def secret_key_patch(
         "apiVersion": "v1",
         "kind": "Secret",
         "name": secret_name,
-        "fieldPath": f"data.{secret_key}",
+        "fieldPath": _data_path(secret_key),
     }
     if namespace:
         source["namespace"] = namespace
-    return {"patchesFrom": source, "toFieldPath": f"data.{to_key}"}
+    return {"patchesFrom": source, "toFieldPath": _data_path(to_key)}
+
+
+def _data_path(key: str) -> str:
+    """A Secret data key as a Crossplane field path: a key holding a dot (`.dockerconfigjson`)
+    goes in brackets, since a dot would read as a path separator."""
+    return f"data[{key}]" if "." in key else f"data.{key}"
 
 
 SERVER_SET_METADATA = (

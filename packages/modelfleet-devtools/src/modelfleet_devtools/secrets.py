@@ -15,11 +15,16 @@ AWS_ACCESS_KEY_ID = "AKIAMODELFLEETTEST7Q2Z"
 AWS_SECRET_ACCESS_KEY = "mfTestSecretKey/9aXq+Vb3Lk0Wn8Pd2Rt5Yu7Io1As4Df6Gh"
 KUBECONFIG_TOKEN = "eyJmodelfleet-test-kubeconfig-bearer.c2lnbmF0dXJl"
 
-# The placeholders the examples' Secrets carry (examples/gated-model, examples/s3): the
+# The placeholders the examples' Secrets carry (examples/gated-model, examples/s3,
+# examples/oci, whose registry credentials are FAKE:PLACEHOLDER in base64): the
 # examples render through the CLI in the tests, so these are audited like any test token.
 EXAMPLE_HF_TOKEN = "hf_FAKE_PLACEHOLDER_replace_with_your_own_token"
 EXAMPLE_AWS_ACCESS_KEY_ID = "AKIAIOSFODNN7EXAMPLE"  # AWS's documented example key
 EXAMPLE_AWS_SECRET_ACCESS_KEY = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+EXAMPLE_REGISTRY_AUTH = "RkFLRTpQTEFDRUhPTERFUg=="
+EXAMPLE_DOCKER_CONFIG_JSON = (
+    '{"auths": {"registry.internal.example:5000": {"auth": "' + EXAMPLE_REGISTRY_AUTH + '"}}}'
+)
 
 TEST_TOKENS: dict[str, str] = {
     "HF_TOKEN": HF_TOKEN,
@@ -29,6 +34,8 @@ TEST_TOKENS: dict[str, str] = {
     "example HF_TOKEN": EXAMPLE_HF_TOKEN,
     "example AWS_ACCESS_KEY_ID": EXAMPLE_AWS_ACCESS_KEY_ID,
     "example AWS_SECRET_ACCESS_KEY": EXAMPLE_AWS_SECRET_ACCESS_KEY,
+    "example .dockerconfigjson": EXAMPLE_DOCKER_CONFIG_JSON,
+    "example registry auth": EXAMPLE_REGISTRY_AUTH,
 }
 
 

@@ -1,16 +1,19 @@
 """The downloader a hydration Job runs: a pinned image and a fixed script.
 
-User values (repo, revision, filters, S3 URI) reach the script only as `--flag=value`
-argv elements — never shell text — so a value that looks like a flag or contains shell
-syntax stays an inert string.
+User values (repo, revision, filters, S3 URI, OCI image and path) reach the script only as
+`--flag=value` argv elements — never shell text — so a value that looks like a flag or
+contains shell syntax stays an inert string.
 """
 
 from importlib import resources
 
-from modelfleet_contracts.models.modelcache import S3, HuggingFace
+from modelfleet_contracts.models.modelcache import S3, HuggingFace, Oci
+
+from compose_model_cache.fingerprint import DEFAULT_OCI_PATH
 
 # Built from functions/compose-model-cache/hydrator-image/ (pinned huggingface_hub and
-# boto3, the script baked in); override per cache with spec.hydration.image.
+# boto3, the script baked in; OCI registries are spoken to with the standard library);
+# override per cache with spec.hydration.image.
 DEFAULT_IMAGE = "ghcr.io/modelfleet/model-hydrator:0.1.0"
 # Where the image holds the script (hydrate.py in this package).
 SCRIPT_PATH_IN_IMAGE = "/opt/modelfleet/hydrate.py"
@@ -23,7 +26,7 @@ def script_source() -> str:
 
 
 def hydration_argv(
-    source: HuggingFace | S3,
+    source: HuggingFace | S3 | Oci,
     *,
     cache_dir: str,
     fingerprint: str,
@@ -39,9 +42,17 @@ def hydration_argv(
     if isinstance(source, S3):
         argv += ["--source=S3", f"--uri={source.uri}"]
         return argv
-    argv += ["--source=HuggingFace", f"--repo={source.repo}"]
-    if source.revision:
-        argv.append(f"--revision={source.revision}")
+    if isinstance(source, Oci):
+        # The XRD's default path is applied here too: a spec typed in a test may omit it.
+        argv += [
+            "--source=OCI",
+            f"--image={source.image}",
+            f"--path={source.path or DEFAULT_OCI_PATH}",
+        ]
+    else:
+        argv += ["--source=HuggingFace", f"--repo={source.repo}"]
+        if source.revision:
+            argv.append(f"--revision={source.revision}")
     argv += [f"--include={pattern.root}" for pattern in source.include or []]
     argv += [f"--exclude={pattern.root}" for pattern in source.exclude or []]
     return argv

@@ -3,6 +3,7 @@
     hydrate.py --cache-dir=DIR --fingerprint=FP --source=HuggingFace --repo=R [--revision=V]
                [--include=GLOB ...] [--exclude=GLOB ...]
     hydrate.py --cache-dir=DIR --fingerprint=FP --source=S3 --uri=s3://bucket/prefix/
+    hydrate.py --cache-dir=DIR --fingerprint=FP --source=OCI --image=REF [--path=/models]
 
 Weights land in DIR/FP. Files are fetched into DIR/.staging-FP (kept across attempts, so an
 interrupted run resumes), every file is then checked against the size and digest its source
@@ -12,7 +13,9 @@ file that fails the check is deleted and the attempt fails naming it, so the Job
 fetches it again. With the marker present a re-run downloads nothing.
 
 A branch or tag is resolved to a commit before anything is fetched; the files are listed and
-fetched at that commit, which the marker records. An interrupted attempt's staging directory
+fetched at that commit, which the marker records. An image's tag is resolved to its manifest's
+digest the same way, and its layers are checked against their digests as they stream
+(oci_layers.py). An interrupted attempt's staging directory
 remembers its commit, so the next attempt finishes the same one.
 
 Pruning keeps the copy in use: after success, the current copy and the previous complete one
@@ -22,7 +25,8 @@ created in DIR go. Before a download starts, only the latest complete copy (the 
 served) is kept, so the claim never holds more than two copies: the one served and the one
 being staged or just staged.
 
-Only the standard library plus huggingface_hub (HuggingFace) or boto3 (S3) are needed; the
+Only the standard library plus huggingface_hub (HuggingFace) or boto3 (S3) are needed (an
+OCI registry is spoken to with the standard library: registry.py); the
 image pins both and holds this package's other modules beside this script. Values arrive as
 argv elements and are never handed to a shell.
 """
@@ -41,19 +45,22 @@ from typing import Any
 try:
     from compose_model_cache.hydrator import job_report, sources
     from compose_model_cache.hydrator.integrity import Expected, StreamHasher, verify
+    from compose_model_cache.hydrator.oci_layers import RECORD, fetch_image
 except ImportError:  # in the image: the modules sit beside this script
     import job_report  # type: ignore[no-redef]
     import sources  # type: ignore[no-redef]
     from integrity import Expected, StreamHasher, verify  # type: ignore[no-redef]
+    from oci_layers import RECORD, fetch_image  # type: ignore[no-redef]
 
 MARKER = ".modelfleet-complete"
 STAGING_PREFIX = ".staging-"
-# Inside a staging directory: the commit its files are being fetched at.
+# Inside a staging directory: the commit (or image digest) its files are being fetched at.
 STAGED_REVISION = ".modelfleet-revision"
 # huggingface_hub's per-file bookkeeping inside local_dir (what makes a re-run skip finished
 # files); needed while staging, removed once the copy is complete.
 HF_BOOKKEEPING = Path(".cache", "huggingface")
 FINGERPRINT = re.compile(r"^[0-9a-f]{6,64}$")
+REVISION = re.compile(r"^([0-9a-f]{40}|sha256:[0-9a-f]{64})$")  # a commit or an image digest
 
 
 def log(message: str) -> None:
@@ -64,12 +71,14 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="hydrate", allow_abbrev=False)
     parser.add_argument("--cache-dir", required=True)
     parser.add_argument("--fingerprint", required=True)
-    parser.add_argument("--source", required=True, choices=["HuggingFace", "S3"])
+    parser.add_argument("--source", required=True, choices=["HuggingFace", "S3", "OCI"])
     parser.add_argument("--repo")
     parser.add_argument("--revision")
     parser.add_argument("--include", action="append", default=[])
     parser.add_argument("--exclude", action="append", default=[])
     parser.add_argument("--uri")
+    parser.add_argument("--image")
+    parser.add_argument("--path", default="/models")
     # The Job this runs in: progress is reported on it (job_report.py). Without it, nothing is.
     parser.add_argument("--job", default="")
     parser.add_argument("--report-every", type=float, default=10.0, help="seconds")
@@ -82,6 +91,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         parser.error("--repo is required for HuggingFace")
     if args.source == "S3" and not (args.uri or "").startswith("s3://"):
         parser.error("--uri must be an s3:// URI for S3")
+    if args.source == "OCI" and not args.image:
+        parser.error("--image is required for OCI")
+    if args.source == "OCI" and not (args.path.startswith("/") and args.path.strip("/")):
+        parser.error("--path must be an absolute directory in the image, not /")
     return args
 
 
@@ -94,7 +107,7 @@ def forget(staging: Path, relative: str) -> None:
 def model_files(root: Path) -> list[Path]:
     """The downloaded files under `root`, without the downloader's bookkeeping or ours."""
     bookkeeping = root / HF_BOOKKEEPING
-    ours = {root / MARKER, root / STAGED_REVISION}
+    ours = {root / MARKER, root / STAGED_REVISION, root / RECORD}
     return [
         p
         for p in root.rglob("*")
@@ -162,10 +175,10 @@ def prune_after_success(cache_dir: Path, current: str) -> None:
 
 
 def staged_revision(staging: Path) -> str | None:
-    """The commit an interrupted attempt was fetching into `staging`, if any."""
+    """The commit (or image digest) an interrupted attempt was fetching into `staging`."""
     with contextlib.suppress(OSError):
         commit = (staging / STAGED_REVISION).read_text().strip()
-        if re.fullmatch(r"[0-9a-f]{40}", commit):
+        if REVISION.fullmatch(commit):
             return commit
     return None
 
@@ -211,10 +224,24 @@ def measure(staging: Path, expected: list[Expected]) -> dict[str, str]:
 
 def fetch(
     args: argparse.Namespace, staging: Path, reporter: "job_report.Reporter", pin: str
-) -> tuple[str, list[Expected], dict[str, dict[str, str]]]:
+) -> tuple[str, list[Expected], dict[str, dict[str, str]], int]:
     """List the model, report its size, download it into `staging` while reporting how far
-    it got and hashing what arrives: (the commit, "" for S3; the files; their digests as
-    hashed while downloading)."""
+    it got and hashing what arrives: (the commit, the image digest for OCI, "" for S3; the
+    files; their digests as hashed while downloading; the bytes progress counts, which for
+    an image are its layers')."""
+    if args.source == "OCI":
+        return fetch_image(
+            args.image,
+            args.path,
+            (args.include, args.exclude),
+            staging,
+            reporter,
+            pin=pin or staged_revision(staging) or "",
+            pinned_file=staging / STAGED_REVISION,
+            report_every=args.report_every,
+            log=log,
+            safe_join=sources.safe_join,
+        )
     if args.source == "S3":
         objects = sources.s3_listing(args)
         commit, expected = "", [want for _, want in objects]
@@ -225,7 +252,7 @@ def fetch(
         (staging / STAGED_REVISION).write_text(commit)
         log(f"revision {args.revision or 'default branch'!r} is commit {commit}")
     if not expected:
-        return commit, expected, {}
+        return commit, expected, {}, 0
     reporter.send(
         {**measure(staging, expected), **({job_report.REVISION: commit} if commit else {})}
     )
@@ -241,12 +268,13 @@ def fetch(
     finally:
         watcher.stop()
         streamed = hasher.finish()
-    return commit, expected, streamed
+    return commit, expected, streamed, sum(e.size for e in expected)
 
 
 def promote(staging: Path, target: Path, record: dict[str, object]) -> None:
     """Mark `staging` complete and move it into place."""
     (staging / STAGED_REVISION).unlink(missing_ok=True)
+    (staging / RECORD).unlink(missing_ok=True)
     (staging / MARKER).write_text(json.dumps(record, sort_keys=True))
     if target.exists():
         shutil.rmtree(target)  # an unmarked leftover: never served, safe to replace
@@ -260,7 +288,9 @@ def promote(staging: Path, target: Path, record: dict[str, object]) -> None:
 
 def finished(reporter: "job_report.Reporter", record: dict[str, Any]) -> None:
     """Report a complete copy: every byte and file done, and its commit."""
-    size, files = int(record.get("bytes", 0)), int(record.get("files", 0))
+    # An image's progress counts the bytes of its layers (what is downloaded), not its files'.
+    size = int(record.get("layer_bytes", record.get("bytes", 0)))
+    files = int(record.get("files", 0))
     values = job_report.figures(size, size, files, files)
     if record.get("revision"):
         values[job_report.REVISION] = str(record["revision"])
@@ -306,20 +336,25 @@ def main(argv: list[str] | None = None) -> int:
     # The copy being served is the latest complete one; anything older goes before staging
     # another, so the claim holds at most two copies.
     prune(cache_dir, args.fingerprint, latest(completed_copies(cache_dir)))
-    what = args.repo if args.source == "HuggingFace" else args.uri
+    what = {"HuggingFace": args.repo, "S3": args.uri, "OCI": args.image}[args.source]
     log(f"downloading {what!r} ({args.source}) into {staging}")
     staging.mkdir(parents=True, exist_ok=True)
     drop_partial_files(staging)
-    if args.source == "HuggingFace" and not pin:
+    if args.source != "S3" and not pin:
         pin = reporter.pinned_revision()
     if pin:
-        log(f"this cache is pinned to commit {pin} (resolved first on another cluster)")
+        log(f"this cache is pinned to {pin} (resolved first on another cluster)")
     try:
-        commit, expected, streamed = fetch(args, staging, reporter, pin)
+        commit, expected, streamed, transferred = fetch(args, staging, reporter, pin)
     except Exception as exc:  # any download error: report it and let the Job retry
         return failed(f"{type(exc).__name__}: {exc}")
     if not expected:
         # An empty "model" marked complete would be served as Ready: fail visibly instead.
+        if args.source == "OCI":
+            return failed(
+                f"the image holds no file under {args.path} that include/exclude select; "
+                "check spec.oci.path and the filters"
+            )
         return failed("no file matched; check the repo, revision and include/exclude")
     drop_unlisted(staging, expected)
     problems = verify(staging, expected, streamed)
@@ -349,6 +384,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     if commit:
         record["revision"] = commit
+    if transferred != size:
+        record["layer_bytes"] = transferred
     promote(staging, target, record)
     finished(reporter, record)
     log(f"complete: {len(expected)} files in {target}")

@@ -23,7 +23,7 @@ CHUNK = 8 * 1024 * 1024
 IDENTITY = "identity"
 
 
-def _identity(st: os.stat_result) -> str:
+def file_identity(st: os.stat_result) -> str:
     return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
 
 
@@ -93,7 +93,7 @@ def problem_with(root: Path, want: Expected, streamed: dict[str, str] | None = N
     size = path.stat().st_size
     if size != want.size:
         return f"{want.path}: {size} bytes, the source publishes {want.size}"
-    if streamed and streamed.get(IDENTITY) == _identity(path.stat()):
+    if streamed and streamed.get(IDENTITY) == file_identity(path.stat()):
         names = [n for n in streamed if n != IDENTITY]
         if names and all(streamed[n] == getattr(want, n).lower() for n in names):
             return None
@@ -174,7 +174,7 @@ class StreamHasher(threading.Thread):
         follow.read += _feed(follow.handle, hashers, want.size - follow.read, buffer)
         if follow.read == want.size and not follow.digests:
             follow.digests = {n: h.hexdigest() for n, h in follow.hashers.items()}
-            follow.digests[IDENTITY] = _identity(os.fstat(follow.handle.fileno()))
+            follow.digests[IDENTITY] = file_identity(os.fstat(follow.handle.fileno()))
             follow.handle.close()
 
     def _catch_up(self, want: Expected, buffer: bytearray) -> None:

@@ -6,7 +6,9 @@ while a revision change re-hydrates; the request of a claim we manage, the capac
 brought one; 8 GiB when neither is known), in one 5 GiB shard per 5 GiB plus three small
 files, and the Job downloads an equal share of it every round. The commit a branch resolves
 to is a digest of the repo and revision, so a run is deterministic; a Job of a cache with a
-pinned commit fetches that one, like the hydrator.
+pinned commit fetches that one, like the hydrator. An OCI image's tag resolves to a digest of
+the reference the same way (a reference by digest to that digest), and, as the hydrator does
+for an image, no file figures are reported before the copy is complete.
 """
 
 import hashlib
@@ -111,7 +113,16 @@ def report_progress(job: dict[str, Any], claim: dict[str, Any] | None, share: fl
         hydration.FILES_DONE: str(files if done >= total else shards * done // total),
         hydration.FILES_TOTAL: str(files),
     }
-    repo = argument(job, "--repo=")
+    repo, image = argument(job, "--repo="), argument(job, "--image=")
+    if image:
+        if done < total:
+            del values[hydration.FILES_DONE], values[hydration.FILES_TOTAL]
+        named = image.partition("@")[2]
+        values[hydration.REVISION] = (
+            annotations.get(hydration.PINNED_REVISION, "")
+            or named
+            or "sha256:" + hashlib.sha256(image.encode()).hexdigest()
+        )
     if repo:
         pinned = annotations.get(hydration.PINNED_REVISION, "")
         revision = argument(job, "--revision=") or "main"

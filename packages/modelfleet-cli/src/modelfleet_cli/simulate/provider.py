@@ -9,6 +9,7 @@ remote object in `status.atProvider.manifest` (a Secret's data redacted, as with
 """
 
 import copy
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -49,8 +50,17 @@ def _may(policies: set[str], action: str) -> bool:
     return "*" in policies or action in policies
 
 
+_SEGMENT = re.compile(r"([^.\[\]]+)|\[([^\]]*)\]")
+
+
+def _segments(path: str) -> list[str]:
+    """A Crossplane field path's keys: `data.HF_TOKEN`, or `data[.dockerconfigjson]` for a key
+    holding a dot (in brackets)."""
+    return [dotted or bracketed for dotted, bracketed in _SEGMENT.findall(path)]
+
+
 def _set_path(target: dict[str, Any], path: str, value: Any) -> None:
-    parts = path.split(".")
+    parts = _segments(path)
     for part in parts[:-1]:
         target = target.setdefault(part, {})
     target[parts[-1]] = value
@@ -58,7 +68,7 @@ def _set_path(target: dict[str, Any], path: str, value: Any) -> None:
 
 def _get_path(source: dict[str, Any], path: str) -> Any:
     value: Any = source
-    for part in path.split("."):
+    for part in _segments(path):
         if not isinstance(value, dict) or part not in value:
             return None
         value = value[part]

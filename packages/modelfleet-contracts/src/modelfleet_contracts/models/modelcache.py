@@ -16,6 +16,7 @@ class Source(StrEnum):
 
     HuggingFace = 'HuggingFace'
     S3 = 'S3'
+    OCI = 'OCI'
 
 
 class IncludeItem(RootModel[str]):
@@ -140,6 +141,76 @@ class S3(BaseModel):
     credentialsSecretRef: CredentialsSecretRef | None = None
     """
     A Secret with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; copied to the cluster by provider-kubernetes, never read by a function.
+    """
+
+
+class IncludeItem1(RootModel[str]):
+    root: Annotated[
+        str, Field(max_length=255, pattern='^[A-Za-z0-9*?.\\[\\]_][A-Za-z0-9*?.\\[\\]_/-]{0,254}$')
+    ]
+    """
+    A glob such as *.safetensors, relative to path.
+    """
+
+
+class ExcludeItem1(RootModel[str]):
+    root: Annotated[
+        str, Field(max_length=255, pattern='^[A-Za-z0-9*?.\\[\\]_][A-Za-z0-9*?.\\[\\]_/-]{0,254}$')
+    ]
+    """
+    A glob such as original/*, relative to path.
+    """
+
+
+class PullSecretRef(BaseModel):
+    """
+    A kubernetes.io/dockerconfigjson Secret (key .dockerconfigjson) with credentials for a private registry; copied to the cluster by provider-kubernetes, never read by a function.
+    """
+
+    name: Annotated[
+        str,
+        Field(
+            max_length=253,
+            pattern='^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+        ),
+    ]
+    """
+    Name of the Secret in the same namespace as this resource.
+    """
+
+
+class Oci(BaseModel):
+    """
+    An OCI image holding the weights as files (a "modelcar"), staged once per cluster into the cache claim; the hydrator pulls its layers through the registry API and checks each against its digest.
+    """
+
+    image: Annotated[
+        str,
+        Field(
+            max_length=512,
+            pattern='^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]{1,5})?(/[a-z0-9]+((\\.|_|__|-+)[a-z0-9]+)*)+(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$',
+        ),
+    ]
+    """
+    Image reference with its registry, for example ghcr.io/acme/llama-3.1-8b:1.0 or ghcr.io/acme/llama-3.1-8b@sha256:<64 hex>. A digest pins it; a tag is resolved to a digest at the first hydration and that digest is pinned for every cluster (status.pinnedRevision).
+    """
+    path: Annotated[
+        str | None, Field(max_length=1024, pattern='^(/[A-Za-z0-9_][A-Za-z0-9._-]{0,254})+$')
+    ] = '/models'
+    """
+    The directory inside the image whose files are staged (KServe's modelcar convention: /models).
+    """
+    include: Annotated[list[IncludeItem1] | None, Field(max_length=64)] = None
+    """
+    Glob patterns of files under path to stage (all files when empty); the layers are downloaded whole all the same.
+    """
+    exclude: Annotated[list[ExcludeItem1] | None, Field(max_length=64)] = None
+    """
+    Glob patterns of files under path not to stage.
+    """
+    pullSecretRef: PullSecretRef | None = None
+    """
+    A kubernetes.io/dockerconfigjson Secret (key .dockerconfigjson) with credentials for a private registry; copied to the cluster by provider-kubernetes, never read by a function.
     """
 
 
@@ -292,6 +363,10 @@ class ModelCacheSpec(BaseModel):
     """
     An S3-compatible bucket prefix.
     """
+    oci: Oci | None = None
+    """
+    An OCI image holding the weights as files (a "modelcar"), staged once per cluster into the cache claim; the hydrator pulls its layers through the registry API and checks each against its digest.
+    """
     sizeGiB: Annotated[int | None, Field(ge=1, le=1048576)] = None
     """
     Capacity of the cache claim on each cluster, in GiB; required unless storage.existingClaimName. Raising it grows existing claims (where the storage class allows expansion); lowering it never shrinks one, as Kubernetes cannot (status.conditions ClaimsSized says so).
@@ -375,22 +450,22 @@ class Cluster(BaseModel):
     """
     bytesTotal: Annotated[int | None, Field(ge=0)] = None
     """
-    Bytes of the model (the files selected by include/exclude), as the source lists them.
+    Bytes of the model (the files selected by include/exclude), as the source lists them; for OCI, the bytes of the image's layers as the registry serves them.
     """
     resolvedRevision: str | None = None
     """
-    The commit this cluster's hydration resolved the revision to (HuggingFace).
+    The commit this cluster's hydration resolved the revision to (HuggingFace), or the manifest digest it resolved the image to (OCI).
     """
 
 
 class PinnedRevision(BaseModel):
     """
-    The commit every cluster serves (HuggingFace), the first one a cluster resolved spec.huggingFace.revision to; handed to every hydration Job composed afterwards.
+    The commit every cluster serves (HuggingFace), the first one a cluster resolved spec.huggingFace.revision to, or the image digest (OCI), the first one a cluster resolved spec.oci.image to; handed to every hydration Job composed afterwards.
     """
 
     commit: str | None = None
     """
-    The pinned commit.
+    The pinned commit, or image digest (sha256:<64 hex>).
     """
     fingerprint: str | None = None
     """
@@ -448,7 +523,7 @@ class ModelCacheStatus(BaseModel):
     """
     pinnedRevision: PinnedRevision | None = None
     """
-    The commit every cluster serves (HuggingFace), the first one a cluster resolved spec.huggingFace.revision to; handed to every hydration Job composed afterwards.
+    The commit every cluster serves (HuggingFace), the first one a cluster resolved spec.huggingFace.revision to, or the image digest (OCI), the first one a cluster resolved spec.oci.image to; handed to every hydration Job composed afterwards.
     """
     conditions: list[Condition] | None = None
     """
