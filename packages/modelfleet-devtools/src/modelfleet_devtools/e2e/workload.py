@@ -100,7 +100,10 @@ class WorkloadClusters:
             "data": {key: base64.b64encode(text.encode()).decode()},
         }
         ensure_namespace(self.control_plane, namespace)
-        create(self.control_plane, secret, "secrets")
+        # Replaced, not kept: a cluster of the same name from an earlier fleet is gone.
+        self.control_plane.kubectl(
+            "apply", "--server-side", "--force-conflicts", "-f", "-", stdin=yaml.safe_dump(secret)
+        )
 
     def provider_config(self, cluster: WorkloadCluster, name: str) -> None:
         """A ClusterProviderConfig `name` reaching `cluster` (the platform team's part)."""
