@@ -25,8 +25,8 @@ from modelfleet_devtools.e2e.fleet import (
     SETTINGS_FILE,
     apply_fleet,
     delete_fleet,
-    leftovers,
     load_fleet,
+    wait_for_nothing_left,
 )
 from modelfleet_devtools.e2e.outcome import (
     composed_replicas,
@@ -151,13 +151,7 @@ def test_example_reaches_what_simulate_says_then_deletes_cleanly(
         assert not leaked_secrets(plane, objects)
         deleted = True
         delete_fleet(plane, objects)
-        left: list[str] = []
-        wait_for(
-            lambda: not left.clear() and not left.extend(leftovers(plane)),
-            what="nothing left behind",
-            timeout=180,
-            every=3,
-        )
+        wait_for_nothing_left(plane)
     finally:
         if not deleted:  # a failed example must not leak into the next one
             with contextlib.suppress(Exception):

@@ -11,7 +11,13 @@ from typing import Any
 
 import pytest
 from modelfleet_cli.simulate.hydration import HydrationFault
-from modelfleet_devtools.e2e.fleet import apply_fleet, condition, delete_fleet, leftovers, xr_path
+from modelfleet_devtools.e2e.fleet import (
+    apply_fleet,
+    condition,
+    delete_fleet,
+    wait_for_nothing_left,
+    xr_path,
+)
 from modelfleet_devtools.e2e.kube import resource_path
 from modelfleet_devtools.e2e.processes import wait_for
 from modelfleet_devtools.e2e.stack import RealControlPlane
@@ -184,10 +190,4 @@ def test_deleting_the_cache_keeps_its_retained_claim_and_the_fleet_leaves_nothin
     }
     assert claim in claims, "reclaimPolicy Retain: the claim outlives its ModelCache"
     delete_fleet(plane, [o for o in fleet.objects if o["kind"] == "InferenceCluster"])
-    left: list[str] = []
-    wait_for(
-        lambda: not left.clear() and not left.extend(leftovers(plane)),
-        what="nothing left behind",
-        timeout=180,
-        every=3,
-    )
+    wait_for_nothing_left(plane)

@@ -129,3 +129,19 @@ def leftovers(plane: RealControlPlane) -> list[str]:
                     continue
                 left.append(f"{name} {plural} {namespace}/{item['metadata']['name']}")
     return left
+
+
+def wait_for_nothing_left(plane: RealControlPlane, timeout: float = 180) -> None:
+    """Wait until `leftovers` is empty; fail naming what is still there."""
+    from .processes import wait_for
+
+    left: list[str] = []
+
+    def nothing_left() -> bool:
+        left[:] = leftovers(plane)
+        return not left
+
+    try:
+        wait_for(nothing_left, what="nothing left behind", timeout=timeout, every=3)
+    except TimeoutError as error:
+        raise AssertionError(f"{error}; still there: {left}") from None
