@@ -68,10 +68,13 @@ def fail_attempt(job: dict[str, Any], fault: HydrationFault) -> int:
     status["failed"] = int_at(status, "failed") + 1
     if status["failed"] > int_at(mapping_at(job, "spec"), "backoffLimit", 6):
         status["active"] = 0
+        # As Kubernetes' Job controller writes it (1.31 on): FailureTarget first, then Failed;
+        # the API server refuses Failed=True without FailureTarget=True.
         status["conditions"] = [
             Status.true(
-                "Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit"
+                kind, "BackoffLimitExceeded", "Job has reached the specified backoff limit"
             ).as_condition()
+            for kind in ("FailureTarget", "Failed")
         ]
     return int(status["failed"])
 
