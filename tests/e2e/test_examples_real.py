@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from modelfleet_cli.simulate.workload import LWS_GROUP
 from modelfleet_devtools.e2e.capture import (
     comparable,
     documented_view,
@@ -123,6 +124,12 @@ def fleet_folder(example: str, into: Path) -> Path:
     """The example as the real run applies it (see without_helm_installs), for both runs."""
     objects, settings = load_fleet(EXAMPLES_DIR / example)
     without_helm_installs(objects)
+    # Every workload cluster of the harness has the LWS CRD: simulate's clusters are told so.
+    clusters = settings.setdefault("clusters", {})
+    for obj in objects:
+        if obj["kind"] == "InferenceCluster":
+            held = clusters.setdefault(obj["metadata"]["name"], {})
+            held["crds"] = [*held.get("crds", []), LWS_GROUP]
     into.mkdir(parents=True, exist_ok=True)
     (into / "fleet.yaml").write_text(yaml.safe_dump_all(objects, sort_keys=False))
     if settings:

@@ -375,3 +375,17 @@ def test_cel_readiness_like_the_provider(query, remote, ready):
 def test_cel_query_that_is_not_a_bool_is_an_error():
     with pytest.raises(ReadinessError):
         evaluate("1 + 1", {})
+
+
+def test_a_cluster_can_already_hold_a_crd_group_without_a_helm_install():
+    """simulation.yaml's `clusters.<name>.crds`: a LeaderWorkerSet the platform team installed
+    itself (the end-to-end harness's clusters all have it), so no InferenceCluster installs it."""
+    from modelfleet_cli.simulate.clusters import workload_clusters
+    from modelfleet_cli.simulate.fleet import Fleet
+    from modelfleet_cli.simulate.workload import LWS_GROUP
+
+    ic = {"kind": "InferenceCluster", "metadata": {"name": "gke-us"}, "spec": {}}
+    told = workload_clusters(Fleet(xrs=[ic]), {"clusters": {"gke-us": {"crds": [LWS_GROUP]}}})
+    untold = workload_clusters(Fleet(xrs=[ic]), {})
+    assert LWS_GROUP in told["gke-us"].crds
+    assert LWS_GROUP not in untold["gke-us"].crds

@@ -13,7 +13,9 @@ from modelfleet_cli.simulate.workload import WorkloadCluster
 def workload_clusters(fleet: Fleet, settings: dict[str, Any]) -> dict[str, WorkloadCluster]:
     """One simulated cluster per InferenceCluster of the fleet, shaped by its spec (pools,
     its named StorageClass) and by `simulation.yaml` (`clusters.<name>`: extra
-    `storageClasses`, `missingStorageClasses`, pre-existing `objects`)."""
+    `storageClasses`, `missingStorageClasses`, pre-existing `objects`, and `crds`: the API
+    groups whose CRDs the cluster already has, such as a LeaderWorkerSet the platform team
+    installed itself)."""
     per_cluster = mapping_at(settings, "clusters")
     hydration_rounds = int(settings.get("hydrationRounds", 2))
     clusters = {}
@@ -39,6 +41,8 @@ def workload_clusters(fleet: Fleet, settings: dict[str, Any]) -> dict[str, Workl
             if isinstance(p, dict)
         ]
         cluster = WorkloadCluster(name, pools, classes, hydration_rounds=hydration_rounds)
+        for group in list_at(extra, "crds"):
+            cluster.install_crd(str(group))
         for obj in list_at(extra, "objects"):
             if isinstance(obj, dict):
                 cluster.add_existing(obj)
