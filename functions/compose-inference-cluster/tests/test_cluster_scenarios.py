@@ -1,5 +1,6 @@
 """InferenceCluster scenarios: one example per storage choice, as the observed state evolves."""
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -171,9 +172,12 @@ def test_named_provider_config_is_reported_only_once_it_exists():
     absent = run(xr, required={NAMED_PROVIDER_CONFIG: []})
     assert "providerConfigName" not in desired_status(absent)
     assert cond(absent, "Connected") == (False, "ProviderConfigNotFound")
+    # Crossplane reads the provider config, not watches it: look again within seconds.
+    assert absent.meta.ttl.ToTimedelta() < timedelta(minutes=1)
     present = run(xr, required={NAMED_PROVIDER_CONFIG: [{"metadata": {"name": "gke-us-pc"}}]})
     assert desired_status(present)["providerConfigName"] == "gke-us-pc"
     assert manifest(present, NAMESPACE)["kind"] == "Namespace"
+    assert present.meta.ttl.ToTimedelta() == timedelta(minutes=1)
 
 
 def test_leaderworkerset_release_and_condition():

@@ -110,6 +110,8 @@ def compose_cluster(
     lws_ready = _compose_lws(spec, name, pc_name, observed, out)
     out.status = status
     out.ready = connected and storage_cond.status and lws_ready
+    # A named ClusterProviderConfig is read, not watched: look again soon until it exists.
+    out.recheck_soon = not pc_exists and not connection.kubeconfigSecretRef
     return out
 
 

@@ -245,6 +245,10 @@ def compose_cache(
     if sized:
         outcome.conditions.append(sized)
     outcome.ready = bool(matched) and ready == len(matched)
+    # What only an InferenceCluster can change (none matched yet, one not able to stage yet):
+    # Crossplane does not watch InferenceClusters, so ask to look again soon.
+    byo_claim = bool(spec.storage and spec.storage.existingClaimName)
+    outcome.recheck_soon = not matched or any(why_cannot_stage(v, byo_claim) for v in matched)
     return outcome
 
 

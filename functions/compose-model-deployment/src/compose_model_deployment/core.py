@@ -23,6 +23,8 @@ from compose_model_deployment.placement import place
 from compose_model_deployment.status import deployment_status
 
 _PLAIN_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+# Conditions that only change when something this deployment reads (not composes) changes.
+READ_NOT_WATCHED = ("Scheduled", "ModelCacheReady")
 # What a ModelReplica takes over from its ModelDeployment as written (same schema in both).
 CARRIED_FIELDS = ("engine", "rollout", "gang", "placement")
 
@@ -65,10 +67,12 @@ def compose_deployment(
         return Outcome.resolving(xr, "Scheduled", *(w for w, u in unresolved.items() if u))
     if cache_name and not cache:
         missing = f"ModelCache {cache_name} not found in this namespace"
-        return Outcome.held(
+        held = Outcome.held(
             Status.false("Scheduled", "ModelCacheNotFound", f"{missing}; placement held as it is"),
             Status.false("ModelCacheReady", "ModelCacheNotFound", missing),
         )
+        held.recheck_soon = True  # the cache may be created at any moment
+        return held
 
     metadata = mapping_at(xr, "metadata")
     name, namespace = str(metadata.get("name", "")), str(metadata.get("namespace", ""))
@@ -126,6 +130,9 @@ def compose_deployment(
     out.status, out.conditions, out.ready = deployment_status(
         desired_total, views, evaluations, placement, mine, cache_name, staged
     )
+    # Placement and the cache's state come from InferenceClusters, ModelReplicas of other
+    # deployments and the ModelCache, which Crossplane reads but does not watch.
+    out.recheck_soon = any(not c.status for c in out.conditions if c.type in READ_NOT_WATCHED)
     return out
 
 

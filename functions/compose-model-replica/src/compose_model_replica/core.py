@@ -101,6 +101,8 @@ def _kept(
             seen.phase, f"{why}; keeping the running workload", seen.replicas, seen.ready_replicas
         )
     out.status, out.conditions, out.ready = replica_status(phase)
+    # What it waits on (its InferenceCluster, its ModelCache) is read, not watched.
+    out.recheck_soon = True
     return out
 
 

@@ -22,6 +22,8 @@ class Outcome:
     `keep_everything`: the input could not be acted on (unresolved requirement, invalid
     spec), so every observed composed resource and the previous status are kept as they are
     and only `conditions` say why.
+    `recheck_soon`: the XR waits on something Crossplane does not watch (a required
+    resource); ask to be run again sooner than the default TTL (recheck.py).
     """
 
     # Plain data, or a `Stamp` of a shape many resources share (written as a copy).
@@ -32,6 +34,7 @@ class Outcome:
     conditions: list[Status] = field(default_factory=list)
     ready: bool = False
     keep_everything: bool = False
+    recheck_soon: bool = False
 
     @classmethod
     def held(cls, *conditions: Status) -> "Outcome":

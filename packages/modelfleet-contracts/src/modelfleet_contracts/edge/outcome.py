@@ -1,5 +1,6 @@
 """Writing an `Outcome` into the response the same way in every function."""
 
+from datetime import UTC, datetime
 from typing import Any
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
@@ -10,6 +11,7 @@ from modelfleet_contracts.edge.readiness import mark_composed_readiness
 from modelfleet_contracts.edge.report import report, set_composite_ready
 from modelfleet_contracts.edge.runner import keep_observed_resources, keep_observed_status
 from modelfleet_contracts.outcome import RESOLVING, Outcome
+from modelfleet_contracts.recheck import recheck_after
 from modelfleet_contracts.stamps import Stamp
 
 
@@ -46,4 +48,7 @@ def apply_outcome(
         progress = progress_reasons | {RESOLVING}
         report(rsp, observed_xr, *outcome.conditions, progress_reasons=progress)
     set_composite_ready(rsp, outcome.ready and not outcome.keep_everything)
+    if outcome.recheck_soon:
+        conditions = (observed_xr.get("status") or {}).get("conditions") or []
+        rsp.meta.ttl.FromTimedelta(recheck_after(conditions, datetime.now(UTC)))
     mark_composed_readiness(req, rsp)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import os
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -125,6 +126,7 @@ def start_provider_kubernetes(
         [
             bins / "provider-kubernetes", "--sanitize-secrets", "--enable-server-side-apply",
             "--poll", poll, "--health-probe-bind-addr", f"127.0.0.1:{free_port()}",
+            *(["--debug"] if os.environ.get("MODELFLEET_E2E_PROVIDER_DEBUG") == "1" else []),
         ],
         env={"KUBECONFIG": str(client.config.path), "TLS_SERVER_CERTS_DIR": str(certs)},
     )  # fmt: skip

@@ -60,10 +60,18 @@ class Process:
 
     def stop(self, grace: float = 10.0) -> None:
         """SIGTERM the process group, then SIGKILL what is left after `grace` seconds."""
+        self.terminate()
+        self.wait_stopped(grace)
+
+    def terminate(self) -> None:
+        if self.alive():
+            with _suppress_lookup():
+                os.killpg(self.popen.pid, signal.SIGTERM)
+
+    def wait_stopped(self, grace: float = 10.0) -> None:
+        """Wait for a terminated process; SIGKILL its group after `grace` seconds."""
         if not self.alive():
             return
-        with _suppress_lookup():
-            os.killpg(self.popen.pid, signal.SIGTERM)
         try:
             self.popen.wait(timeout=grace)
         except subprocess.TimeoutExpired:
@@ -127,6 +135,15 @@ class Processes:
         process.stop()
         self.started.remove(process)
         return self.start(process.name, process.argv, env=process.env)
+
+    def stop_together(self, processes: Sequence[Process]) -> None:
+        """Stop processes that need no order (a throwaway cluster): all signalled at once,
+        so their shutdowns overlap; then forget them."""
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.wait_stopped()
+            self.started.remove(process)
 
     def named(self, name: str) -> Process:
         return next(p for p in self.started if p.name == name)

@@ -181,9 +181,7 @@ class WorkloadClusters:
             return
         self.stand_ins.remove(name)
         names = {f"{name}-{part}" for part in ("etcd", "kube-apiserver", "kube-controller-manager")}
-        for process in [p for p in self.processes.started if p.name in names]:
-            process.stop()
-            self.processes.started.remove(process)
+        self.processes.stop_together([p for p in self.processes.started if p.name in names])
 
     def stop(self) -> None:
         self.stand_ins.stop()

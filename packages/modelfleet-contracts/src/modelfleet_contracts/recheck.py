@@ -1,0 +1,39 @@
+"""How soon an XR that waits on something Crossplane does not watch asks to be run again.
+
+Crossplane watches an XR's composed resources, not the resources its functions only read
+(an InferenceCluster, a ModelCache): it sees those again when the function's response TTL
+runs out, a minute by default. A function whose XR waits on one asks for less, growing with
+how long the wait has lasted: a young wait (a cache about to turn Ready) is noticed within
+seconds, a wait of hours (a cluster with no storage) costs a reconcile a minute, as before.
+"""
+
+from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+RECHECK_FIRST = timedelta(seconds=5)
+RECHECK_LAST = timedelta(minutes=1)  # the SDK's default TTL: never slower than without this
+# The recheck grows to a tenth of the wait's age: 5 s for its first 50 s, a minute after 10 min.
+RECHECK_SHARE = 10
+
+
+def _times(conditions: Iterable[Any]) -> Iterable[datetime]:
+    for condition in conditions:
+        stamp = condition.get("lastTransitionTime") if isinstance(condition, dict) else None
+        if isinstance(stamp, str):
+            try:
+                yield datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+            except ValueError:
+                continue
+
+
+def recheck_after(conditions: Iterable[Any], now: datetime) -> timedelta:
+    """The TTL for an XR whose observed conditions are `conditions`: the wait's age is the
+    time since the newest transition (any change restarts the quick checks)."""
+    newest = max(_times(conditions), default=None)
+    if newest is None:
+        return RECHECK_FIRST
+    if newest.tzinfo is None:
+        newest = newest.replace(tzinfo=UTC)
+    age = max(now - newest, timedelta(0))
+    return min(max(age / RECHECK_SHARE, RECHECK_FIRST), RECHECK_LAST)
