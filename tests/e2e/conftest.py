@@ -15,11 +15,11 @@ import pytest
 from modelfleet_devtools.e2e.stack import RealControlPlane, link_binaries, start_control_plane
 from modelfleet_devtools.realcp import SHARED_REALCP_DIR, RealcpUnavailable
 
-# How soon Crossplane re-reads what an XR requires, and provider-kubernetes re-observes Objects.
-# Shorter than their defaults (1m, and 10m for the provider) so the suite runs in minutes; the
-# defaults only stretch the same sequence out (docs/development.md).
+# How often provider-kubernetes re-observes Objects (its default, 10m, only stretches the same
+# sequence out), and Crossplane's poll for an XR whose function returned no TTL (ours always
+# return one: docs/concepts.md, "How soon a change is seen"; docs/development.md).
 CROSSPLANE_POLL = os.environ.get("MODELFLEET_E2E_CROSSPLANE_POLL", "10s")
-PROVIDER_POLL = os.environ.get("MODELFLEET_E2E_PROVIDER_POLL", "5s")
+PROVIDER_POLL = os.environ.get("MODELFLEET_E2E_PROVIDER_POLL", "2s")
 
 _failed: list[str] = []
 _work: list[Path] = []

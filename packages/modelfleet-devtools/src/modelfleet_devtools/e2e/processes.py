@@ -63,10 +63,10 @@ class Process:
         self.terminate()
         self.wait_stopped(grace)
 
-    def terminate(self) -> None:
+    def terminate(self, sig: signal.Signals = signal.SIGTERM) -> None:
         if self.alive():
             with _suppress_lookup():
-                os.killpg(self.popen.pid, signal.SIGTERM)
+                os.killpg(self.popen.pid, sig)
 
     def wait_stopped(self, grace: float = 10.0) -> None:
         """Wait for a terminated process; SIGKILL its group after `grace` seconds."""
@@ -136,11 +136,12 @@ class Processes:
         self.started.remove(process)
         return self.start(process.name, process.argv, env=process.env)
 
-    def stop_together(self, processes: Sequence[Process]) -> None:
-        """Stop processes that need no order (a throwaway cluster): all signalled at once,
-        so their shutdowns overlap; then forget them."""
+    def kill_together(self, processes: Sequence[Process]) -> None:
+        """Kill processes whose state is thrown away (a workload cluster no test reads again):
+        no graceful shutdown to wait for (an API server whose etcd is going waits out its
+        grace period); then forget them."""
         for process in processes:
-            process.terminate()
+            process.terminate(signal.SIGKILL)
         for process in processes:
             process.wait_stopped()
             self.started.remove(process)

@@ -181,7 +181,7 @@ class WorkloadClusters:
             return
         self.stand_ins.remove(name)
         names = {f"{name}-{part}" for part in ("etcd", "kube-apiserver", "kube-controller-manager")}
-        self.processes.stop_together([p for p in self.processes.started if p.name in names])
+        self.processes.kill_together([p for p in self.processes.started if p.name in names])
 
     def stop(self) -> None:
         self.stand_ins.stop()

@@ -1,0 +1,257 @@
+"""Fleet scale on the real control plane: one ModelCache fanned out over N clusters.
+
+`modelfleet-scale-bench --clusters 20,100,300,1000` starts a fresh control plane for each N
+(Crossplane core, provider-kubernetes, the four functions, as the e2e suite does), registers N
+InferenceClusters that all reach one workload API server, each through its own
+ClusterProviderConfig and workload namespace (as the issue's measurements did), waits for
+them, then applies one ModelCache matching all N and measures, from `kubectl apply` to Ready:
+wall time, the CPU the control plane spent (kube-apiserver + etcd + Crossplane + provider) and
+the CPU the functions spent. Then it deletes the cache and measures until nothing of it is left
+on either side. It prints one markdown table row per N.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..realcp import SHARED_REALCP_DIR, realcp_binary
+from .crossplane import CROSSPLANE_NAMESPACE
+from .fleet import condition
+from .kube import resource_path
+from .packages import FUNCTIONS
+from .processes import Processes, wait_for
+from .stack import RealControlPlane, link_binaries, start_control_plane
+from .workload import RWX_PROVISIONER, create
+
+Json = dict[str, Any]
+NAMESPACE = "bench"
+CACHE = "qwen3-0-6b"
+LABEL = {"modelfleet.io/bench": "scale"}
+STORAGE_CLASS = "bench-rwx"
+# What the issue counts as the control plane's CPU; the workload side is played by stand-ins.
+CONTROL_PLANE = (
+    "control-plane-kube-apiserver",
+    "control-plane-etcd",
+    "crossplane",
+    "provider-kubernetes",
+)
+CHUNK = 200  # objects per `kubectl apply`
+IC_PATH = resource_path("modelfleet.io/v1alpha1", "inferenceclusters")
+MC_PATH = resource_path("modelfleet.io/v1alpha1", "modelcaches", NAMESPACE, CACHE)
+OBJECTS = resource_path("kubernetes.m.crossplane.io/v1alpha1", "objects")
+
+
+def cpu_seconds(processes: Processes, names: tuple[str, ...]) -> float:
+    """User + system CPU of the named processes and everything in their process groups."""
+    groups = {p.popen.pid for p in processes.started if p.name in names}
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        # After the command: state, ppid, pgrp, ..., utime (12th), stime (13th).
+        if int(fields[2]) in groups:
+            total += int(fields[11]) + int(fields[12])
+    return total / ticks
+
+
+@dataclass
+class ScaleRow:
+    clusters: int
+    stagings: int
+    crossplane: str
+    clusters_ready_s: float
+    ready_s: float
+    control_plane_cpu_s: float
+    functions_cpu_s: float
+    deleted_s: float
+
+    @property
+    def per_staging_s(self) -> float:
+        return self.control_plane_cpu_s / max(self.stagings, 1)
+
+    HEADER = (
+        "| N | cluster stagings | Crossplane | clusters Ready | cache: time to Ready "
+        "| control-plane CPU | per staging | functions CPU | cache deleted |\n"
+        "|---|---|---|---|---|---|---|---|---|"
+    )
+
+    def markdown(self) -> str:
+        return (
+            f"| {self.clusters} | {self.stagings} | {self.crossplane} "
+            f"| {self.clusters_ready_s:.0f} s | {self.ready_s:.0f} s "
+            f"| {self.control_plane_cpu_s:.0f} s | {self.per_staging_s:.2f} s "
+            f"| {self.functions_cpu_s:.1f} s | {self.deleted_s:.0f} s |"
+        )
+
+
+def _apply_chunked(plane: RealControlPlane, objects: list[Json]) -> None:
+    for start in range(0, len(objects), CHUNK):
+        plane.apply(objects[start : start + CHUNK])
+
+
+def _say(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def register_clusters(plane: RealControlPlane, n: int) -> None:
+    """N InferenceClusters on one workload API server, each through its own provider config."""
+    fleet = plane.clusters.start("fleet")
+    create(
+        fleet.client,
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "StorageClass",
+            "metadata": {"name": STORAGE_CLASS},
+            "provisioner": RWX_PROVISIONER,
+        },
+        "storageclasses",
+    )
+    secret = "fleet-kubeconfig"
+    plane.clusters.kubeconfig_secret(fleet, CROSSPLANE_NAMESPACE, secret, "kubeconfig")
+    names = [f"bench-{i:04d}" for i in range(n)]
+    configs = [
+        {
+            "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+            "kind": "ClusterProviderConfig",
+            "metadata": {"name": name},
+            "spec": {
+                "credentials": {
+                    "source": "Secret",
+                    "secretRef": {
+                        "namespace": CROSSPLANE_NAMESPACE,
+                        "name": secret,
+                        "key": "kubeconfig",
+                    },
+                }
+            },
+        }
+        for name in names
+    ]
+    clusters = [
+        {
+            "apiVersion": "modelfleet.io/v1alpha1",
+            "kind": "InferenceCluster",
+            "metadata": {"name": name, "labels": LABEL},
+            "spec": {
+                "connection": {"providerConfigName": name},
+                "workloadNamespace": name,  # one API server: a namespace per cluster
+                "storage": {"storageClassName": STORAGE_CLASS},
+            },
+        }
+        for name in names
+    ]
+    _apply_chunked(plane, configs)
+    _apply_chunked(plane, clusters)
+
+    def all_ready() -> bool:
+        plane.check_alive()
+        items = plane.client.list(IC_PATH)
+        ready = sum(condition(i, "Ready").get("status") == "True" for i in items)
+        _say(f"{ready}/{n} InferenceClusters Ready")
+        return ready == n
+
+    wait_for(all_ready, what=f"{n} InferenceClusters Ready", timeout=3600, every=10)
+
+
+def model_cache() -> Json:
+    return {
+        "apiVersion": "modelfleet.io/v1alpha1",
+        "kind": "ModelCache",
+        "metadata": {"name": CACHE, "namespace": NAMESPACE},
+        "spec": {
+            "source": "HuggingFace",
+            "huggingFace": {"repo": "Qwen/Qwen3-0.6B"},
+            "sizeGiB": 5,
+            "clusterSelector": {"matchLabels": LABEL},
+        },
+    }
+
+
+def cache_ready(plane: RealControlPlane, n: int) -> bool:
+    plane.check_alive()
+    cache = plane.client.get(MC_PATH) or {}
+    rows = (cache.get("status") or {}).get("clusters") or []
+    ready = sum(r.get("phase") == "Ready" for r in rows)
+    _say(f"ModelCache: {ready}/{n} clusters Ready ({len(rows)} rows)")
+    return ready == n and condition(cache, "Ready").get("status") == "True"
+
+
+def nothing_of_the_cache_left(plane: RealControlPlane) -> bool:
+    fleet = plane.clusters.clusters["fleet"].client
+    objects = len(plane.client.list(OBJECTS, labelSelector="modelfleet.io/modelcache"))
+    claims = len(fleet.list(resource_path("v1", "persistentvolumeclaims")))
+    jobs = len(fleet.list(resource_path("batch/v1", "jobs")))
+    _say(f"left: {objects} Objects of the cache, {claims} claims, {jobs} Jobs")
+    return plane.client.get(MC_PATH) is None and objects == claims == jobs == 0
+
+
+def measure(n: int, work: Path, crossplane_version: str) -> ScaleRow:
+    bins = link_binaries(work / "bin")
+    plane = start_control_plane(
+        bins, SHARED_REALCP_DIR, work, crossplane_poll="1m", provider_poll="15s"
+    )
+    try:
+        started = time.monotonic()
+        register_clusters(plane, n)
+        clusters_ready = time.monotonic() - started
+        plane.client.kubectl("create", "namespace", NAMESPACE)
+        cp_before = cpu_seconds(plane.processes, CONTROL_PLANE)
+        fn_before = cpu_seconds(plane.processes, FUNCTIONS)
+        started = time.monotonic()
+        plane.apply(model_cache())
+        wait_for(lambda: cache_ready(plane, n), what="the cache Ready", timeout=7200, every=10)
+        ready = time.monotonic() - started
+        cp_cpu = cpu_seconds(plane.processes, CONTROL_PLANE) - cp_before
+        fn_cpu = cpu_seconds(plane.processes, FUNCTIONS) - fn_before
+        started = time.monotonic()
+        plane.client.delete(MC_PATH)
+        wait_for(
+            lambda: nothing_of_the_cache_left(plane),
+            what="nothing of the cache left",
+            timeout=3600,
+            every=10,
+        )
+        deleted = time.monotonic() - started
+        return ScaleRow(n, n, crossplane_version, clusters_ready, ready, cp_cpu, fn_cpu, deleted)
+    finally:
+        plane.stop()
+
+
+def crossplane_version() -> str:
+    out = subprocess.run(
+        [str(realcp_binary("crossplane-core")), "--version"],
+        capture_output=True, text=True, timeout=30, check=True,
+    )  # fmt: skip
+    return out.stdout.strip()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="modelfleet-scale-bench", description=__doc__)
+    parser.add_argument(
+        "--clusters", default="20,100,300,1000", help="fleet sizes, comma-separated"
+    )
+    parser.add_argument("--work", type=Path, default=Path("/tmp/modelfleet-scale"))
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.clusters.split(",") if s.strip()]
+    version = crossplane_version()
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores; Crossplane {version}")
+    print(ScaleRow.HEADER, flush=True)
+    for n in sizes:
+        row = measure(n, args.work / f"n{n}", version)
+        print(row.markdown(), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
