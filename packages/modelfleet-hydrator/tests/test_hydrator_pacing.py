@@ -1,6 +1,7 @@
 """Progress goes to the Job when it moved, not at every poll: a long download costs a bounded
 number of patches, a slow one still shows it moves, and the last figure always arrives."""
 
+import itertools
 import random
 import threading
 
@@ -75,7 +76,7 @@ def test_a_slow_download_is_still_seen_moving_every_quiet_interval():
         send.send(figures(done, total))
     sent = [int(p[BYTES_DONE]) for p in client.patches]
     assert len(sent) == 1 + 4, sent
-    moves = [after - before for before, after in zip(sent, sent[1:], strict=False)]
+    moves = [after - before for before, after in itertools.pairwise(sent)]
     assert all(0 < move < STEP * total for move in moves), "sent for the time, not the step"
 
 
