@@ -21,7 +21,7 @@ from modelfleet_devtools.docs_sections import (
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted(ROOT.glob("functions/*/benchmarks/bench_*.py"))
-HYDRATOR_SCRIPT = ROOT / "functions/compose-model-cache/benchmarks/hydrator_speed.py"
+HYDRATOR_SCRIPT = ROOT / "packages/modelfleet-hydrator/benchmarks/hydrator_speed.py"
 SIMULATE_SCRIPT = ROOT / "packages/modelfleet-cli/benchmarks/bench_simulate.py"
 
 

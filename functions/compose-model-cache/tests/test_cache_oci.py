@@ -4,7 +4,7 @@ every cluster as a branch's commit is."""
 
 import pytest
 from cache_world import EU, US, complete, desired_resources, model_cache, reconcile, rows
-from compose_model_cache.hydrator.job_report import (
+from modelfleet_contracts.hydration import (
     BYTES_DONE,
     BYTES_TOTAL,
     PINNED_REVISION,

@@ -18,7 +18,9 @@ from cache_world import (
     with_status,
 )
 from compose_model_cache.core import MAX_HYDRATIONS
-from compose_model_cache.hydrator.job_report import (
+from compose_model_cache.keys import access_keys
+from compose_model_cache.progress import JobReport, hydrating_message
+from modelfleet_contracts.hydration import (
     BYTES_DONE,
     BYTES_TOTAL,
     FILES_DONE,
@@ -26,8 +28,6 @@ from compose_model_cache.hydrator.job_report import (
     PINNED_REVISION,
     REVISION,
 )
-from compose_model_cache.keys import access_keys
-from compose_model_cache.progress import JobReport, hydrating_message
 from modelfleet_devtools.requests import desired_status
 from modelfleet_devtools.world import inference_cluster
 

@@ -6,7 +6,12 @@ from typing import Any
 
 from modelfleet_contracts.api import MODEL_CACHE
 from modelfleet_contracts.clusters import ClusterView
-from modelfleet_contracts.hydration import PINNED_REVISION
+from modelfleet_contracts.hydration import (
+    DEFAULT_IMAGE,
+    DOCKER_CONFIG_ENV,
+    HF_TOKEN_ENV,
+    PINNED_REVISION,
+)
 from modelfleet_contracts.labels import CLUSTER_LABEL, owner_labels
 from modelfleet_contracts.models.modelcache import (
     S3,
@@ -34,15 +39,14 @@ from modelfleet_contracts.spec import filled
 from modelfleet_contracts.stamps import Shape, marker
 
 from compose_model_cache.fingerprint import source_of
-from compose_model_cache.hydrator import DEFAULT_IMAGE, hydration_argv
+from compose_model_cache.hydration_command import hydration_argv
 from compose_model_cache.job_access import access_objects
 
 DEFAULT_RESOURCES = {"requests": {"cpu": "500m", "memory": "2Gi"}, "limits": {"memory": "8Gi"}}
 S3_CREDENTIAL_KEYS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
-# A kubernetes.io/dockerconfigjson Secret's key, and the remote Secret's key (and the env var
-# the hydrator reads) it is copied to.
+# A kubernetes.io/dockerconfigjson Secret's key; it is copied to the remote Secret's key (and
+# the env var the hydrator reads) DOCKER_CONFIG_ENV.
 DOCKER_CONFIG_KEY = ".dockerconfigjson"
-DOCKER_CONFIG_ENV = "DOCKER_CONFIG_JSON"
 
 
 @dataclass(frozen=True)
@@ -206,7 +210,7 @@ def secret_object(cache: CacheRef, cluster: ClusterView) -> dict[str, Any] | Non
     assert cluster.provider_config_name and cluster.workload_namespace
     if isinstance(ref, TokenSecretRef):
         patches = [
-            secret_key_patch(ref.name, filled(ref.key), "HF_TOKEN", namespace=cache.namespace)
+            secret_key_patch(ref.name, filled(ref.key), HF_TOKEN_ENV, namespace=cache.namespace)
         ]
     elif isinstance(ref, PullSecretRef):
         patches = [
@@ -249,7 +253,7 @@ def _env(cache: CacheRef) -> list[dict[str, Any]]:
     elif isinstance(source, Oci):
         keys = (DOCKER_CONFIG_ENV,) if cache.secret_ref else ()
     else:
-        keys = ("HF_TOKEN",) if cache.secret_ref else ()
+        keys = (HF_TOKEN_ENV,) if cache.secret_ref else ()
     env += [
         {"name": k, "valueFrom": {"secretKeyRef": {"name": cache.secret_name, "key": k}}}
         for k in keys

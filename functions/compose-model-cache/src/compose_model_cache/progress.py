@@ -1,6 +1,6 @@
 """What a hydration Job reported about itself, and the figures a cluster's status row shows.
 
-The hydrator writes its figures as annotations on its own Job (hydrator/job_report.py);
+The hydrator writes its figures as annotations on its own Job (modelfleet_hydrator/job_report.py);
 provider-kubernetes hands them back in the Object's observed manifest. They are read
 tolerantly: an annotation that is missing, not a number, negative or inconsistent (done past
 the total) is no figure at all, never an error and never a reason to change what is composed.

@@ -1,11 +1,12 @@
 """One commit for every cluster: the pin.
 
 A branch (`main`) moves. Each hydration Job resolves the cache's revision to a commit before
-it fetches anything and reports it (hydrator/job_report.py). The first commit reported for the
-current source is pinned in `status.pinnedRevision` and handed to every hydration Job composed
-or re-composed from then on (an annotation on the Job, read by the hydrator when an attempt
-starts and again before it marks a copy complete), so clusters that hydrate later fetch the
-same bytes. A cluster that reports another commit is said so, and never reported Ready.
+it fetches anything and reports it (modelfleet_hydrator/job_report.py). The first commit
+reported for the current source is pinned in `status.pinnedRevision` and handed to every
+hydration Job composed or re-composed from then on (an annotation on the Job, read by the
+hydrator when an attempt starts and again before it marks a copy complete), so clusters that
+hydrate later fetch the same bytes. A cluster that reports another commit is said so, and
+never reported Ready.
 
 An OCI image goes the same way: a tag moves as a branch does, so the hydrator resolves the
 reference to its manifest's digest (`sha256:<64 hex>`), reports it as the revision, and the

@@ -1,10 +1,24 @@
-"""How a hydration Job reports on itself: the annotations on the Job.
+"""What compose-model-cache and the hydrator agree on: the image, its command, its env, and
+the annotations on the hydration Job.
 
-The hydrator writes the figures (it runs in its own image with the standard library only, so
-compose_model_cache/hydrator/job_report.py holds the same names, checked equal by a test);
+The hydrator (packages/modelfleet-hydrator) writes the figures on its own Job;
 compose-model-cache reads them back from the observed Job and writes PINNED_REVISION, which
-the hydrator reads; `modelfleet simulate`'s Job writes them as the hydrator would.
+the hydrator reads; `modelfleet simulate`'s Job writes them as the hydrator would. The
+hydrator's image holds this module beside its own code and nothing else of this package, so
+it imports the standard library only.
 """
+
+# The image a hydration Job runs unless spec.hydration.image names another; built from
+# packages/modelfleet-hydrator/image/.
+DEFAULT_IMAGE = "ghcr.io/modelfleet/model-hydrator:0.1.0"
+# The Job's command starts with these: the image's interpreter and where it holds the script.
+# Changing either changes every composed Job's command (a new Job on upgrade).
+PYTHON_IN_IMAGE = "python3"
+SCRIPT_PATH_IN_IMAGE = "/opt/modelfleet/hydrate.py"
+
+# The env the function fills from the user's Secret and the hydrator reads.
+HF_TOKEN_ENV = "HF_TOKEN"
+DOCKER_CONFIG_ENV = "DOCKER_CONFIG_JSON"  # a registry's dockerconfigjson, for OCI
 
 PREFIX = "hydration.modelfleet.io/"
 BYTES_DONE = PREFIX + "bytes-done"

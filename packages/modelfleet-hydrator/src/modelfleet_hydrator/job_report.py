@@ -8,8 +8,8 @@ compose-model-cache reads. The function, for its part, sets PINNED_REVISION on t
 commit every cluster of the cache is to serve.
 
 Reporting is best effort: without a mounted token, or when the API refuses, the hydration goes
-on and says so once in its log; figures are never worth a failed download. Standard library
-only: the hydrator image runs this beside hydrate.py.
+on and says so once in its log; figures are never worth a failed download. Progress is sent
+when it moved enough to matter (pacing.py), the final figures always. Standard library only.
 """
 
 import contextlib
@@ -23,16 +23,20 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import quote
 
-# The names of modelfleet_contracts.hydration, repeated here because the image has only this
-# directory and the standard library (test_hydrator_image.py checks they are the same).
-PREFIX = "hydration.modelfleet.io/"
-BYTES_DONE = PREFIX + "bytes-done"
-BYTES_TOTAL = PREFIX + "bytes-total"
-FILES_DONE = PREFIX + "files-done"
-FILES_TOTAL = PREFIX + "files-total"
-REVISION = PREFIX + "revision"  # the commit this Job resolved and fetches
+from modelfleet_contracts.hydration import (
+    BYTES_DONE,
+    BYTES_TOTAL,
+    FILES_DONE,
+    FILES_TOTAL,
+    PINNED_REVISION,
+    REVISION,
+)
+
+from modelfleet_hydrator.pacing import Pace
+
+# What this Job writes (REVISION: the commit it resolved and fetches); PINNED_REVISION is
+# set by compose-model-cache and read here.
 HYDRATION_KEYS = (BYTES_DONE, BYTES_TOTAL, FILES_DONE, FILES_TOTAL, REVISION)
-PINNED_REVISION = PREFIX + "pinned-revision"  # set by compose-model-cache, read here
 
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 TERMINATION_LOG = Path("/dev/termination-log")
@@ -88,11 +92,15 @@ class JobClient:
 
 
 class Reporter:
-    """Sends figures to the Job when they change; logs a failure once and carries on."""
+    """Sends figures to the Job when they are worth it (`pace`); logs a failure once and
+    carries on."""
 
-    def __init__(self, client: JobClient | None, log: Callable[[str], None]) -> None:
+    def __init__(
+        self, client: JobClient | None, log: Callable[[str], None], pace: Pace | None = None
+    ) -> None:
         self.client = client
         self.log = log
+        self.pace = pace or Pace()
         self.sent: dict[str, str] = {}
         self.failed = False
         if client is None:
@@ -108,13 +116,18 @@ class Reporter:
             self._failed(exc)
             return ""
 
-    def send(self, values: dict[str, str]) -> None:
+    def send(self, values: dict[str, str], *, final: bool = False) -> None:
+        """Patch what changed of `values`, if worth it; `final`: the last figures of this
+        attempt, always sent when they changed."""
         changed = {k: v for k, v in values.items() if self.sent.get(k) != v}
         if self.client is None or not changed:
             return
+        if not (final or self.pace.worth(self.sent, values)):
+            return  # held back: a later figure carries it, and the final one always goes
         try:
             self.client.annotate(changed)
             self.sent.update(changed)
+            self.pace.sent()
         except (OSError, ValueError) as exc:
             self._failed(exc)
 
@@ -127,6 +140,7 @@ class Reporter:
 
 
 def figures(bytes_done: int, bytes_total: int, files_done: int, files_total: int) -> dict[str, str]:
+    """The progress annotations, as the function reads them."""
     return {
         BYTES_DONE: str(bytes_done),
         BYTES_TOTAL: str(bytes_total),
@@ -136,7 +150,8 @@ def figures(bytes_done: int, bytes_total: int, files_done: int, files_total: int
 
 
 class Watcher(threading.Thread):
-    """Measures the staging directory every `every` seconds and reports what it finds."""
+    """Measures the staging directory every `every` seconds and reports what it finds; when
+    stopped, reports the last measure as final."""
 
     def __init__(
         self, reporter: Reporter, measure: Callable[[], dict[str, str]], every: float
@@ -154,6 +169,7 @@ class Watcher(threading.Thread):
     def stop(self) -> None:
         self.stopped.set()
         self.join(timeout=TIMEOUT + 1)
+        self.reporter.send(self.measure(), final=True)
 
 
 def termination_message(record: dict[str, object], path: Path = TERMINATION_LOG) -> None:

@@ -4,7 +4,7 @@ The Hub publishes, per file of a commit, its size and either the sha256 of its c
 files: the weights) or its git blob id, the sha1 of `blob <size>\\0<content>` (small files kept
 in git). S3 publishes an ETag, which is the MD5 of the content for an object uploaded in one
 part (a multipart ETag, `<md5>-<parts>`, depends on the part size, so only the size is checked
-there). Standard library only: the hydrator image runs this beside hydrate.py.
+there). Standard library only.
 """
 
 import contextlib

@@ -8,10 +8,9 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-try:
-    from compose_model_cache.hydrator.integrity import Expected, s3_expected
-except ImportError:  # in the image: the modules sit beside hydrate.py
-    from integrity import Expected, s3_expected  # type: ignore[no-redef]
+from modelfleet_contracts.hydration import HF_TOKEN_ENV
+
+from modelfleet_hydrator.integrity import Expected, s3_expected
 
 
 def safe_join(root: Path, relative: str) -> Path:
@@ -30,7 +29,7 @@ def huggingface_listing(
     from huggingface_hub.hf_api import RepoFile
     from huggingface_hub.utils import filter_repo_objects
 
-    api = HfApi(token=os.environ.get("HF_TOKEN") or None)
+    api = HfApi(token=os.environ.get(HF_TOKEN_ENV) or None)
     commit = api.repo_info(args.repo, revision=revision).sha
     if not commit:
         raise RuntimeError(f"the Hub resolved no commit for revision {revision!r}")
@@ -63,7 +62,7 @@ def download_huggingface(args: argparse.Namespace, commit: str, into: Path) -> N
         allow_patterns=args.include or None,
         ignore_patterns=args.exclude or None,
         local_dir=str(into),
-        token=os.environ.get("HF_TOKEN") or None,
+        token=os.environ.get(HF_TOKEN_ENV) or None,
     )
 
 

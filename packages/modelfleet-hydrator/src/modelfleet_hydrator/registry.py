@@ -4,8 +4,7 @@ with the credentials of a dockerconfigjson), fetching the manifest the reference
 image index resolved to the manifest for this machine's platform) and opening its blobs.
 
 Three calls are all a pull needs (GET a manifest, GET a blob, GET a token), so no client
-library is installed for them: the hydrator image stays the one its lock describes. Part of
-the hydrator image, beside hydrate.py.
+library is installed for them: the hydrator image stays the one its lock describes.
 """
 
 import base64
@@ -20,9 +19,11 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
-# The hydrator's only view of the user's registry credentials: the .dockerconfigjson of the
-# Secret spec.oci.pullSecretRef names, copied to the cluster by provider-kubernetes.
-DOCKER_CONFIG_ENV = "DOCKER_CONFIG_JSON"
+from modelfleet_contracts.hydration import DOCKER_CONFIG_ENV
+
+# The hydrator's only view of the user's registry credentials is DOCKER_CONFIG_ENV: the
+# .dockerconfigjson of the Secret spec.oci.pullSecretRef names, copied to the cluster by
+# provider-kubernetes.
 TIMEOUT = 60  # seconds without a byte before a request is given up (the Job retries)
 
 INDEX_TYPES = (

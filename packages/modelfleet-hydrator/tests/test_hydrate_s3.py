@@ -8,7 +8,7 @@ import types
 from pathlib import Path
 
 import pytest
-from compose_model_cache.hydrator import hydrate
+from modelfleet_hydrator import hydrate
 
 FINGERPRINT = "0123456789ab"
 BUCKET = {

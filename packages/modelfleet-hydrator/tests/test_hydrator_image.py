@@ -3,6 +3,7 @@
 No container engine runs here, so these read the Dockerfile and its lock as text.
 """
 
+import json
 import re
 import shlex
 import shutil
@@ -12,12 +13,14 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
-from compose_model_cache import hydrator
-from compose_model_cache.hydrator import DEFAULT_IMAGE, PYTHON_IN_IMAGE, SCRIPT_PATH_IN_IMAGE
+from compose_model_cache.hydration_command import hydration_argv
+from modelfleet_contracts import hydration
+from modelfleet_contracts.hydration import DEFAULT_IMAGE, PYTHON_IN_IMAGE, SCRIPT_PATH_IN_IMAGE
 from modelfleet_contracts.models.modelcache import HuggingFace
 
-FUNCTION_DIR = Path(__file__).resolve().parents[1]
-IMAGE_DIR = FUNCTION_DIR / "hydrator-image"
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+ROOT = PACKAGE_DIR.parents[1]  # the workspace: the image's build context
+IMAGE_DIR = PACKAGE_DIR / "image"
 DOCKERFILE = IMAGE_DIR / "Dockerfile"
 REQUIREMENTS = IMAGE_DIR / "requirements.txt"
 REQUIREMENTS_IN = IMAGE_DIR / "requirements.in"
@@ -68,7 +71,8 @@ def test_every_package_is_pinned_by_version_and_hash_and_installed_with_require_
     assert "--require-hashes" in argv
     assert "/opt/modelfleet/requirements.txt" in argv
     copies = [args.split() for word, args in instructions(DOCKERFILE) if word == "COPY"]
-    assert ["hydrator-image/requirements.txt", "/opt/modelfleet/requirements.txt"] in copies
+    requirements = str(REQUIREMENTS.relative_to(ROOT))
+    assert [requirements, "/opt/modelfleet/requirements.txt"] in copies
 
 
 def test_the_image_pins_the_huggingface_hub_the_integration_test_ran():
@@ -89,24 +93,44 @@ def test_the_hf_cli_is_checked_at_build_time():
     assert "hf version" in runs
 
 
-def test_the_script_is_baked_at_the_path_the_job_command_names():
-    copies = [args.split() for word, args in instructions(DOCKERFILE) if word == "COPY"]
-    script_dir = SCRIPT_PATH_IN_IMAGE.rpartition("/")[0] + "/"
-    sources = [src for src, dest in copies if dest == script_dir]
-    assert sources == ["src/compose_model_cache/hydrator/"], "the package, next to nothing else"
-    baked = FUNCTION_DIR / sources[0] / SCRIPT_PATH_IN_IMAGE.rpartition("/")[2]
-    assert baked.read_text() == hydrator.script_source(), "the image bakes the packaged script"
-    argv = hydrator.hydration_argv(
-        HuggingFace(repo="a/b"),
-        cache_dir="/mnt/models",
-        fingerprint="0123456789ab",
-    )
+def image_layout(into: Path) -> Path:
+    """What the Dockerfile's COPY instructions put in the image, laid out under `into` (as
+    the build context sends it: no __pycache__); returns where /opt/modelfleet landed."""
+    for word, args in instructions(DOCKERFILE):
+        if word != "COPY":
+            continue
+        *sources, dest = args.split()
+        target = into / dest.lstrip("/")
+        for source in sources:
+            path = ROOT / source
+            if path.is_dir():
+                ignore = shutil.ignore_patterns("__pycache__")
+                shutil.copytree(path, target, ignore=ignore, dirs_exist_ok=True)
+            elif dest.endswith("/"):
+                target.mkdir(parents=True, exist_ok=True)
+                shutil.copy(path, target / path.name)
+            else:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(path, target)
+    return into / SCRIPT_PATH_IN_IMAGE.lstrip("/").rpartition("/")[0]
+
+
+def test_the_script_is_baked_at_the_path_the_job_command_names(tmp_path):
+    opt = image_layout(tmp_path)
+    script = tmp_path / SCRIPT_PATH_IN_IMAGE.lstrip("/")
+    assert script.read_text() == (IMAGE_DIR / "hydrate.py").read_text(), "the launcher"
+    baked = sorted(p.name for p in (opt / "modelfleet_hydrator").glob("*.py"))
+    packaged = sorted(p.name for p in (PACKAGE_DIR / "src/modelfleet_hydrator").glob("*.py"))
+    assert baked == packaged, "the whole package, beside the launcher"
+    (entrypoint,) = [args for word, args in instructions(DOCKERFILE) if word == "ENTRYPOINT"]
+    assert json.loads(entrypoint) == [PYTHON_IN_IMAGE, SCRIPT_PATH_IN_IMAGE]
+    argv = hydration_argv(HuggingFace(repo="a/b"), cache_dir="/mnt/models", fingerprint="0" * 12)
     assert argv[:2] == [PYTHON_IN_IMAGE, SCRIPT_PATH_IN_IMAGE]
 
 
 @pytest.mark.parametrize("forbidden", ["pip install", "curl ", "wget "])
 def test_the_job_command_installs_nothing_at_run_time(forbidden):
-    argv = hydrator.hydration_argv(
+    argv = hydration_argv(
         HuggingFace.model_validate({"repo": "a/b", "include": ["*.json"]}),
         cache_dir="/mnt/models",
         fingerprint="0123456789ab",
@@ -121,26 +145,28 @@ def test_the_default_image_has_a_version_tag():
 
 
 def test_the_script_runs_from_the_image_layout_with_the_standard_library_only(tmp_path):
-    """As in the image: the package's files in one directory, nothing else importable (no
-    site-packages: -S), so the script finds its modules beside itself."""
-    layout = tmp_path / "opt-modelfleet"
-    shutil.copytree(FUNCTION_DIR / "src/compose_model_cache/hydrator", layout)
+    """As in the image: what the Dockerfile copies, nothing else importable (no
+    site-packages: -S; no PYTHONPATH), so the launcher finds the packages beside itself and
+    they import nothing but the standard library."""
+    image_layout(tmp_path)
     proc = subprocess.run(
-        [sys.executable, "-S", str(layout / "hydrate.py"), "--help"],
+        [sys.executable, "-S", str(tmp_path / SCRIPT_PATH_IN_IMAGE.lstrip("/")), "--help"],
         capture_output=True,
         text=True,
         timeout=30,
         check=False,
+        env={"PATH": "/usr/bin:/bin"},
     )
     assert proc.returncode == 0, proc.stderr
     assert "--cache-dir" in proc.stdout
 
 
-def test_the_image_reports_with_the_contracts_annotation_names():
-    from compose_model_cache.hydrator import job_report
-    from modelfleet_contracts import hydration
-
-    names = [n for n in dir(hydration) if n.isupper()]
-    assert names and {n: getattr(job_report, n) for n in names} == {
-        n: getattr(hydration, n) for n in names
-    }
+def test_the_image_reports_with_the_contracts_annotation_names_not_a_copy(tmp_path):
+    """The hydrator imports the names the function reads from the contracts; the image ships
+    that very module."""
+    opt = image_layout(tmp_path)
+    shipped = opt / "modelfleet_contracts" / "hydration.py"
+    assert shipped.read_text() == Path(hydration.__file__).read_text()
+    sources = (PACKAGE_DIR / "src/modelfleet_hydrator").glob("*.py")
+    copied = [p.name for p in sources if hydration.PREFIX in p.read_text()]
+    assert copied == [], "annotation names are imported, never spelled out again"

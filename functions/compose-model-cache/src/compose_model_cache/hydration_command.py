@@ -1,28 +1,15 @@
-"""The downloader a hydration Job runs: a pinned image and a fixed script.
+"""The container command of a hydration Job: the hydrator's script in its image, and flags.
 
 User values (repo, revision, filters, S3 URI, OCI image and path) reach the script only as
 `--flag=value` argv elements — never shell text — so a value that looks like a flag or
-contains shell syntax stays an inert string.
+contains shell syntax stays an inert string. The hydrator (packages/modelfleet-hydrator)
+parses these flags; its integration tests run the command composed here.
 """
 
-from importlib import resources
-
+from modelfleet_contracts.hydration import PYTHON_IN_IMAGE, SCRIPT_PATH_IN_IMAGE
 from modelfleet_contracts.models.modelcache import S3, HuggingFace, Oci
 
 from compose_model_cache.fingerprint import DEFAULT_OCI_PATH
-
-# Built from functions/compose-model-cache/hydrator-image/ (pinned huggingface_hub and
-# boto3, the script baked in; OCI registries are spoken to with the standard library);
-# override per cache with spec.hydration.image.
-DEFAULT_IMAGE = "ghcr.io/modelfleet/model-hydrator:0.1.0"
-# Where the image holds the script (hydrate.py in this package).
-SCRIPT_PATH_IN_IMAGE = "/opt/modelfleet/hydrate.py"
-PYTHON_IN_IMAGE = "python3"
-
-
-def script_source() -> str:
-    """The script baked into the image (also run as is by the integration tests)."""
-    return resources.files(__package__).joinpath("hydrate.py").read_text()
 
 
 def hydration_argv(

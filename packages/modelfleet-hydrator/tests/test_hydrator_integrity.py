@@ -3,7 +3,7 @@
 import hashlib
 
 import pytest
-from compose_model_cache.hydrator.integrity import (
+from modelfleet_hydrator.integrity import (
     Expected,
     StreamHasher,
     problem_with,

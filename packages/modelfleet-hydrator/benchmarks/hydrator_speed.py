@@ -10,15 +10,16 @@ first), as separate processes:
 
 - `hf download REPO --local-dir DIR`: huggingface_hub's own CLI, the same version the image
   pins;
-- the hydrator as a composed Job runs it (hydrate.py with the Job's arguments, reporting to a
-  loopback API server as it would to its Job), which also resolves the commit, verifies every
-  file's sha256 / git blob id and writes the completion marker.
+- the hydrator as a composed Job runs it (the image's launcher, image/hydrate.py, with the
+  Job's arguments, reporting to a loopback API server as it would to its Job), which also
+  resolves the commit, verifies every file's sha256 / git blob id and writes the completion
+  marker.
 
 Reported, per case: the median wall time of each over ROUNDS rounds, MiB/s (model bytes /
 median time) and the hydrator's time relative to `hf download` (the median of the rounds'
 ratios); then the bytes the Hub served when each is run again on its finished directory.
 
-Run: uv run python functions/compose-model-cache/benchmarks/hydrator_speed.py [--write-docs]
+Run: uv run python packages/modelfleet-hydrator/benchmarks/hydrator_speed.py [--write-docs]
 (--write-docs replaces the section between the markers in docs/benchmarks.md with the output).
 """
 
@@ -37,7 +38,6 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-from compose_model_cache.hydrator import script_source
 from modelfleet_devtools.docs_sections import (
     BENCHMARKS_DOC,
     SectionError,
@@ -217,12 +217,7 @@ def measure() -> list[str]:
         FakeKube(JobRecord("modelfleet", "hydrate-bench"), lifetime=3600) as kube,
     ):
         work = Path(tmp)
-        shutil.copytree(
-            Path(__file__).parents[1] / "src/compose_model_cache/hydrator", work / "img"
-        )
-        script = work / "img" / "hydrate.py"
-        assert script.read_text() == script_source()
-        c = Contenders(hub, kube, work, script)
+        c = Contenders(hub, kube, work, HERE.parent / "image" / "hydrate.py")
         for case, link_rate in CASES:
             hub.link.rate = link_rate
             lines += case_lines(case, size, run_rounds(c))

@@ -5,6 +5,9 @@
     hydrate.py --cache-dir=DIR --fingerprint=FP --source=S3 --uri=s3://bucket/prefix/
     hydrate.py --cache-dir=DIR --fingerprint=FP --source=OCI --image=REF [--path=/models]
 
+(hydrate.py is the image's launcher, modelfleet_contracts.hydration.SCRIPT_PATH_IN_IMAGE;
+`modelfleet-hydrate` takes the same flags.)
+
 Weights land in DIR/FP. Files are fetched into DIR/.staging-FP (kept across attempts, so an
 interrupted run resumes), every file is then checked against the size and digest its source
 publishes (integrity.py), a completion marker is written only after every file passed, and the
@@ -26,9 +29,8 @@ served) is kept, so the claim never holds more than two copies: the one served a
 being staged or just staged.
 
 Only the standard library plus huggingface_hub (HuggingFace) or boto3 (S3) are needed (an
-OCI registry is spoken to with the standard library: registry.py); the
-image pins both and holds this package's other modules beside this script. Values arrive as
-argv elements and are never handed to a shell.
+OCI registry is spoken to with the standard library: registry.py); the image pins both.
+Values arrive as argv elements and are never handed to a shell.
 """
 
 import argparse
@@ -42,15 +44,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-try:
-    from compose_model_cache.hydrator import job_report, sources
-    from compose_model_cache.hydrator.integrity import Expected, StreamHasher, verify
-    from compose_model_cache.hydrator.oci_layers import RECORD, fetch_image
-except ImportError:  # in the image: the modules sit beside this script
-    import job_report  # type: ignore[no-redef]
-    import sources  # type: ignore[no-redef]
-    from integrity import Expected, StreamHasher, verify  # type: ignore[no-redef]
-    from oci_layers import RECORD, fetch_image  # type: ignore[no-redef]
+from modelfleet_hydrator import job_report, sources
+from modelfleet_hydrator.integrity import Expected, StreamHasher, verify
+from modelfleet_hydrator.oci_layers import RECORD, fetch_image
 
 MARKER = ".modelfleet-complete"
 STAGING_PREFIX = ".staging-"
@@ -294,7 +290,7 @@ def finished(reporter: "job_report.Reporter", record: dict[str, Any]) -> None:
     values = job_report.figures(size, size, files, files)
     if record.get("revision"):
         values[job_report.REVISION] = str(record["revision"])
-    reporter.send(values)
+    reporter.send(values, final=True)
     job_report.termination_message(record)
 
 

@@ -2,28 +2,28 @@
 composes for it, and that Job's exact command run as a local process.
 
 Each run composes a ModelCache through the function, takes the Job's container `command` as
-composed, swaps only the interpreter, the script path (the image's path for the packaged
-script) and the cache directory (the claim's mount for a temporary directory), and runs it
-as a process with HF_ENDPOINT pointing at fake_hub.py.
+composed, swaps only the interpreter, the script path (the image's path for the launcher the
+image bakes, image/hydrate.py) and the cache directory (the claim's mount for a temporary
+directory), and runs it as a process with HF_ENDPOINT pointing at fake_hub.py.
 """
 
 import os
 import random
 import subprocess
 import sys
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import pytest
 from cache_world import desired_resources, keys, model_cache, reconcile, rows
-from compose_model_cache.hydrator import PYTHON_IN_IMAGE, SCRIPT_PATH_IN_IMAGE
 from fake_hub import FakeHub, Repo
+from modelfleet_contracts.hydration import PYTHON_IN_IMAGE, SCRIPT_PATH_IN_IMAGE
 from modelfleet_contracts.mounts import MODEL_MOUNT_PATH
 from modelfleet_devtools.world import inference_cluster
 
 CLUSTER = inference_cluster("gke-us")
-SCRIPT = Path(str(resources.files("compose_model_cache.hydrator").joinpath("hydrate.py")))
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+SCRIPT = PACKAGE_DIR / "image" / "hydrate.py"  # the launcher, as baked at SCRIPT_PATH_IN_IMAGE
 REPO_ID = "acme/tiny-llm"
 MARKER = ".modelfleet-complete"
 RUN_TIMEOUT = 90  # seconds per hydrate run: every run is bounded

@@ -26,14 +26,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
-try:
-    from compose_model_cache.hydrator import job_report
-    from compose_model_cache.hydrator.integrity import CHUNK, IDENTITY, Expected, file_identity
-    from compose_model_cache.hydrator.registry import Reference, Registry
-except ImportError:  # in the image: the modules sit beside hydrate.py
-    import job_report  # type: ignore[no-redef]
-    from integrity import CHUNK, IDENTITY, Expected, file_identity  # type: ignore[no-redef]
-    from registry import Reference, Registry  # type: ignore[no-redef]
+from modelfleet_hydrator import job_report
+from modelfleet_hydrator.integrity import CHUNK, IDENTITY, Expected, file_identity
+from modelfleet_hydrator.registry import Reference, Registry
 
 RECORD = ".modelfleet-layers"  # in the staging directory: the layers that passed, and files
 # Our bookkeeping beside the model's files (the marker, the revision, this record) is named
@@ -265,8 +260,7 @@ class ImageStager:
                 streamed.update(self._fetch(index).written)
                 self._save(index + 1)
         finally:
-            watcher.stop()
-        reporter.send(self.progress.figures())
+            watcher.stop()  # reports the last figures
         expected = [Expected(p, e[0], sha256=e[1]) for p, e in sorted(self.files.items())]
         return expected, {p: d for p, d in streamed.items() if p in self.files}
 

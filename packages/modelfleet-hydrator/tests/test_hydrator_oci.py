@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 from cache_world import desired_resources, model_cache, reconcile, rows
-from compose_model_cache.hydrator import job_report
 from fake_kube import FakeKube, JobRecord
 from hydrator_world import CLUSTER, MARKER, MIB, RUN_TIMEOUT, local_argv, model_files
+from modelfleet_hydrator import job_report
 from oci_world import TOKEN, Image, Registry, gateway, image, registry
 
 __all__ = ["gateway", "registry"]  # the fixtures, used by name

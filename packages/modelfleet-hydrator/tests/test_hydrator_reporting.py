@@ -9,16 +9,6 @@ from pathlib import Path
 
 import pytest
 from cache_world import desired_resources, keys, model_cache, reconcile
-from compose_model_cache.hydrator import job_report
-from compose_model_cache.hydrator.hydrate import HF_BOOKKEEPING, measure
-from compose_model_cache.hydrator.integrity import Expected
-from compose_model_cache.hydrator.job_report import (
-    BYTES_DONE,
-    BYTES_TOTAL,
-    FILES_DONE,
-    FILES_TOTAL,
-    REVISION,
-)
 from fake_kube import FakeKube, JobRecord
 from hydrator_world import (
     CLUSTER,
@@ -32,6 +22,16 @@ from hydrator_world import (
     hydrate,
     model_files,
 )
+from modelfleet_contracts.hydration import (
+    BYTES_DONE,
+    BYTES_TOTAL,
+    FILES_DONE,
+    FILES_TOTAL,
+    REVISION,
+)
+from modelfleet_hydrator import job_report
+from modelfleet_hydrator.hydrate import HF_BOOKKEEPING, measure
+from modelfleet_hydrator.integrity import Expected
 
 __all__ = ["hub"]  # the fixture, used by name
 WATCH = ("--report-every=0.1",)
