@@ -18,6 +18,7 @@ from modelfleet_devtools.docs_sections import (
     section_body,
     section_names,
 )
+from modelfleet_devtools.e2e import scale
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted(ROOT.glob("functions/*/benchmarks/bench_*.py"))
@@ -78,7 +79,7 @@ def test_the_docs_have_one_section_for_every_table_of_every_script():
         for path in SCRIPTS
         for name, scenario in scenario_sections(path, load(path).SCENARIOS).items()
     }
-    written = [*sections, hydrator.SECTION, simulate.SECTION]
+    written = [*sections, hydrator.SECTION, simulate.SECTION, scale.SECTION]
     text = BENCHMARKS_DOC.read_text()
     assert Counter(section_names(text)) == Counter(written)
     for name, (path, scenario) in sections.items():
@@ -91,6 +92,9 @@ def test_the_docs_have_one_section_for_every_table_of_every_script():
     assert heading == f"### {simulate.TITLE}"
     assert measured_by.startswith(f"Measured by `{script_command(SIMULATE_SCRIPT)}` on ")
     assert table.startswith(simulate.HEADER)
+    assert section_body(text, scale.SECTION).startswith(
+        "Produced by `uv run modelfleet-scale-bench"
+    )
 
 
 def test_the_simulate_benchmark_runs_a_fleet_to_ready_and_excerpts_it(tmp_path):
@@ -106,3 +110,26 @@ def test_the_simulate_benchmark_runs_a_fleet_to_ready_and_excerpts_it(tmp_path):
     assert run.row().startswith("| 2 | 6 | ") and run.printed[-1].startswith("all 6 XRs Ready")
     shown = simulate.excerpt(run)
     assert "round 1   ModelCache ml-team/m00" in shown and run.printed[-1] in shown
+
+
+def test_the_scale_benchmark_counts_the_cpu_of_the_processes_it_names(tmp_path):
+    """modelfleet-scale-bench's CPU figure: the named processes and their children (a
+    busy child of a named process counts, an unnamed process does not)."""
+    from modelfleet_devtools.e2e.processes import Processes
+
+    processes = Processes(tmp_path)
+    busy = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.5: pass\n"
+    spawner = f"import subprocess, sys; subprocess.run([sys.executable, '-c', {busy!r}])"
+    named = processes.start(
+        "named", [sys.executable, "-c", spawner + "; import time; time.sleep(30)"]
+    )
+    other = processes.start("other", [sys.executable, "-c", busy + "import time; time.sleep(30)"])
+    try:
+        import time
+
+        time.sleep(2.5)
+        assert 0.4 <= scale.cpu_seconds(processes, ("named",)) < 2.0
+        assert scale.cpu_seconds(processes, ()) == 0
+    finally:
+        for process in (named, other):
+            process.stop(grace=2)

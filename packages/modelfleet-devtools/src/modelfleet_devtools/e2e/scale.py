@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import signal
 import subprocess
 import sys
 import time
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..docs_sections import BENCHMARKS_DOC, write_sections
 from ..realcp import SHARED_REALCP_DIR, realcp_binary
 from .crossplane import CROSSPLANE_NAMESPACE
 from .fleet import condition
@@ -44,13 +46,15 @@ CONTROL_PLANE = (
     "provider-kubernetes",
 )
 CHUNK = 200  # objects per `kubectl apply`
+SECTION = "modelfleet-scale-bench"  # of docs/benchmarks.md
 IC_PATH = resource_path("modelfleet.io/v1alpha1", "inferenceclusters")
 MC_PATH = resource_path("modelfleet.io/v1alpha1", "modelcaches", NAMESPACE, CACHE)
 OBJECTS = resource_path("kubernetes.m.crossplane.io/v1alpha1", "objects")
 
 
 def cpu_seconds(processes: Processes, names: tuple[str, ...]) -> float:
-    """User + system CPU of the named processes and everything in their process groups."""
+    """User + system CPU of the named processes and everything in their process groups
+    (children that ended included)."""
     groups = {p.popen.pid for p in processes.started if p.name in names}
     ticks = os.sysconf("SC_CLK_TCK")
     total = 0
@@ -59,9 +63,10 @@ def cpu_seconds(processes: Processes, names: tuple[str, ...]) -> float:
             fields = stat.read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue  # gone meanwhile
-        # After the command: state, ppid, pgrp, ..., utime (12th), stime (13th).
+        # After the command: state, ppid, pgrp, ..., utime, stime, and the same of children
+        # it has waited for (12th to 15th): a child that ended counts through its parent.
         if int(fields[2]) in groups:
-            total += int(fields[11]) + int(fields[12])
+            total += sum(int(f) for f in fields[11:15])
     return total / ticks
 
 
@@ -242,14 +247,28 @@ def main(argv: list[str] | None = None) -> int:
         "--clusters", default="20,100,300,1000", help="fleet sizes, comma-separated"
     )
     parser.add_argument("--work", type=Path, default=Path("/tmp/modelfleet-scale"))
+    parser.add_argument(
+        "--write-docs", action="store_true", help=f"write the table into {BENCHMARKS_DOC.name}"
+    )
     args = parser.parse_args(argv)
+    # Stopped with SIGTERM, still stop every process it started (atexit runs on SystemExit).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     sizes = [int(s) for s in args.clusters.split(",") if s.strip()]
     version = crossplane_version()
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores; Crossplane {version}")
-    print(ScaleRow.HEADER, flush=True)
+    lines = [
+        f"Produced by `uv run modelfleet-scale-bench --clusters {args.clusters} --write-docs` "
+        f"on {time.strftime('%Y-%m-%d')}, {platform.machine()}, {os.cpu_count()} cores, "
+        f"load average {os.getloadavg()[0]:.1f} at the start; Crossplane {version}.",
+        "",
+        ScaleRow.HEADER,
+    ]
+    print("\n".join(lines), flush=True)
     for n in sizes:
         row = measure(n, args.work / f"n{n}", version)
-        print(row.markdown(), flush=True)
+        lines.append(row.markdown())
+        print(lines[-1], flush=True)
+    if args.write_docs:
+        write_sections(BENCHMARKS_DOC, {SECTION: "\n".join(lines)})
     return 0
 
 
