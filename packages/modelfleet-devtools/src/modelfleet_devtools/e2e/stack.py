@@ -96,8 +96,9 @@ def start_control_plane(
 ) -> RealControlPlane:
     """Start everything and install Modelfleet from its Configuration package.
 
-    `crossplane_poll` is Crossplane's --poll-interval: how soon an XR sees a change in a
-    resource it reads but does not compose (a ModelDeployment its ModelCache)."""
+    `crossplane_poll` is Crossplane's --poll-interval, which applies only to an XR whose
+    functions returned no response TTL (ours return one: docs/concepts.md); `provider_poll`
+    is how often provider-kubernetes re-observes each Object."""
     processes = Processes(work / "logs")
     try:
         kube = start_kubernetes(processes, bins, work / "control-plane")
