@@ -31,7 +31,7 @@ from .kube import resource_path
 from .packages import FUNCTIONS
 from .processes import Processes, wait_for
 from .stack import RealControlPlane, link_binaries, start_control_plane
-from .workload import RWX_PROVISIONER, create
+from .workload import RWX_PROVISIONER, create, provider_config_object
 
 Json = dict[str, Any]
 NAMESPACE = "bench"
@@ -125,24 +125,7 @@ def register_clusters(plane: RealControlPlane, n: int) -> None:
     secret = "fleet-kubeconfig"
     plane.clusters.kubeconfig_secret(fleet, CROSSPLANE_NAMESPACE, secret, "kubeconfig")
     names = [f"bench-{i:04d}" for i in range(n)]
-    configs = [
-        {
-            "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
-            "kind": "ClusterProviderConfig",
-            "metadata": {"name": name},
-            "spec": {
-                "credentials": {
-                    "source": "Secret",
-                    "secretRef": {
-                        "namespace": CROSSPLANE_NAMESPACE,
-                        "name": secret,
-                        "key": "kubeconfig",
-                    },
-                }
-            },
-        }
-        for name in names
-    ]
+    configs = [provider_config_object(name, secret) for name in names]
     clusters = [
         {
             "apiVersion": "modelfleet.io/v1alpha1",

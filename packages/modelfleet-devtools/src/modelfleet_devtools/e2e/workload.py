@@ -43,6 +43,25 @@ def ensure_namespace(client: KubeClient, name: str) -> None:
     )
 
 
+def provider_config_object(name: str, secret: str) -> Json:
+    """A ClusterProviderConfig reading its kubeconfig from `secret` in crossplane-system."""
+    return {
+        "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+        "kind": "ClusterProviderConfig",
+        "metadata": {"name": name},
+        "spec": {
+            "credentials": {
+                "source": "Secret",
+                "secretRef": {
+                    "namespace": CROSSPLANE_NAMESPACE,
+                    "name": secret,
+                    "key": "kubeconfig",
+                },
+            }
+        },
+    }
+
+
 @dataclass
 class WorkloadCluster:
     name: str
@@ -109,22 +128,7 @@ class WorkloadClusters:
         """A ClusterProviderConfig `name` reaching `cluster` (the platform team's part)."""
         secret = f"{name}-kubeconfig"
         self.kubeconfig_secret(cluster, CROSSPLANE_NAMESPACE, secret, "kubeconfig")
-        config = {
-            "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
-            "kind": "ClusterProviderConfig",
-            "metadata": {"name": name},
-            "spec": {
-                "credentials": {
-                    "source": "Secret",
-                    "secretRef": {
-                        "namespace": CROSSPLANE_NAMESPACE,
-                        "name": secret,
-                        "key": "kubeconfig",
-                    },
-                }
-            },
-        }
-        create(self.control_plane, config, "clusterproviderconfigs")
+        create(self.control_plane, provider_config_object(name, secret), "clusterproviderconfigs")
 
     def prepare(self, inference_cluster: Json) -> WorkloadCluster:
         """Everything an InferenceCluster expects to exist before it is applied."""
