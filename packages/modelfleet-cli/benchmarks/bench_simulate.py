@@ -10,10 +10,13 @@ the simulated providers and clusters, the timeline) and simulate's own per clust
 stays flat when its cost grows no faster than the fleet; then the printed timeline's widest
 line and its number of lines.
 
-Run: uv run python packages/modelfleet-cli/benchmarks/bench_simulate.py [SIZES... | --write-docs]
+Run: uv run python packages/modelfleet-cli/benchmarks/bench_simulate.py
+[SIZES... | --write-docs | --write-timeline]
 (--write-docs measures every default size, writes the table into its section of
 docs/benchmarks.md and the 300-cluster run's output into its section of docs/cli.md; the three
-sizes took 21 minutes on the 2-core development machine, 14 of them the 1000-cluster fleet).
+sizes took 21 minutes on the 2-core development machine, 14 of them the 1000-cluster fleet.
+--write-timeline runs the 300-cluster fleet alone and writes its output into docs/cli.md
+only: what simulate prints changed, the measured figures did not need to be taken again.)
 """
 
 import argparse
@@ -147,9 +150,10 @@ def measure(clusters: int, call: Caller, work: Path, models: int = MODELS) -> Ru
     )
 
 
-def excerpt(run: Run) -> str:
+def excerpt(run: Run, flag: str = "--write-docs") -> str:
     """The part of a run's output docs/cli.md shows: the progress lines of its longest round
-    (three of them), the first and the last block of each of SHOWN_XRS and the closing line."""
+    (three of them), the first and the last block of each of SHOWN_XRS and the closing line;
+    `flag`: the option of this script that wrote it."""
     blocks: list[list[str]] = []
     for line in run.printed:
         if line.startswith("round ") or not blocks or not line.startswith(" "):
@@ -167,7 +171,7 @@ def excerpt(run: Run) -> str:
     steps = [p for p in within if p.startswith(longest + ",")][:3]
     return "\n".join(
         [
-            f"Produced by `{docs.script_command(__file__)} --write-docs` ({run.clusters} clusters, "
+            f"Produced by `{docs.script_command(__file__)} {flag}` ({run.clusters} clusters, "
             f"{MODELS} models): stderr's progress within its longest round, then stdout.",
             "",
             "```text",
@@ -188,9 +192,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("sizes", nargs="*", type=int, help=f"clusters (default: {SIZES})")
     parser.add_argument("--write-docs", action="store_true")
+    parser.add_argument("--write-timeline", action="store_true")
     args = parser.parse_args(argv)
-    if args.write_docs and args.sizes:
-        parser.error("--write-docs measures every default size: give no sizes with it")
+    if (args.write_docs or args.write_timeline) and args.sizes:
+        parser.error("--write-docs and --write-timeline choose the sizes: give none with them")
+    if args.write_timeline:
+        return write_timeline()
     if args.write_docs:
         try:
             docs.check_sections(docs.BENCHMARKS_DOC, [SECTION])
@@ -218,6 +225,19 @@ def main(argv: list[str] | None = None) -> int:
         [shown] = [r for r in runs if r.clusters == SHOWN_SIZE]
         docs.write_sections(CLI_DOC, {CLI_SECTION: excerpt(shown)})
     return 0 if all(r.result == "Ready" and not r.lost for r in runs) else 1
+
+
+def write_timeline() -> int:
+    """Run the SHOWN_SIZE fleet and write its excerpt into docs/cli.md (nothing else)."""
+    try:
+        docs.check_sections(CLI_DOC, [CLI_SECTION])
+    except docs.SectionError as err:
+        raise SystemExit(f"--write-timeline: {err}") from err
+    with running_functions(start=FUNCTIONS) as servers, tempfile.TemporaryDirectory() as work:
+        run = measure(SHOWN_SIZE, servers, Path(work))
+    print(run.row(), file=sys.stderr, flush=True)
+    docs.write_sections(CLI_DOC, {CLI_SECTION: excerpt(run, "--write-timeline")})
+    return 0 if run.result == "Ready" and not run.lost else 1
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ from modelfleet_cli.exit_codes import ExitCode
 from modelfleet_cli.main import main
 from modelfleet_cli.simulate import simulate
 from modelfleet_cli.simulate.timeline import NAMED
+from modelfleet_cli.simulate.waits import NO_LONGER, WAITS
 from modelfleet_devtools.docs_sections import section_body
 
 CLI_DOC = Path(__file__).resolve().parents[3] / "docs" / "cli.md"
@@ -142,13 +143,15 @@ BIG_FLEET_HEADER = re.compile(r"^round \d+ +(\S+ \S+) {2,}(\d+ clusters: .*)$")
 
 
 def test_cli_md_shows_the_big_fleet_run_as_the_benchmark_wrote_it():
-    """docs/cli.md's 300-cluster output is the section bench_simulate.py --write-docs writes:
-    progress within a round naming the XR or step and how far, the XRs' lines counting their
-    clusters by phase and staying short, messages a few, and the closing line."""
+    """docs/cli.md's 300-cluster output is the section bench_simulate.py --write-docs (or
+    --write-timeline) writes: progress within a round naming the XR or step and how far, the
+    XRs' lines counting their clusters by phase and staying short, messages a few, a wait on
+    what Crossplane does not watch said in one line, and the closing line."""
     body = section_body(CLI_DOC.read_text(), "bench_simulate.py: timeline")
-    assert body.startswith(
-        "Produced by `uv run python packages/modelfleet-cli/benchmarks/bench_simulate.py "
-        "--write-docs` (300 clusters, 10 models)"
+    assert re.match(
+        r"Produced by `uv run python packages/modelfleet-cli/benchmarks/bench_simulate\.py "
+        r"--write-(docs|timeline)` \(300 clusters, 10 models\)",
+        body,
     )
     progress, output = re.findall(r"```text\n(.*?)```", body, re.DOTALL)
     assert progress.splitlines() and all(
@@ -162,5 +165,11 @@ def test_cli_md_shows_the_big_fleet_run_as_the_benchmark_wrote_it():
         match = BIG_FLEET_HEADER.match(header)
         assert match and match[2].startswith("300 clusters: "), header
         assert len(header) < 200, header
-    messages = [line for line in lines if line.startswith(" ") and not re.match(r" +\w+=", line)]
+    waits = [line.strip() for line in lines if "Crossplane does not watch" in line]
+    assert waits and all(wait.startswith((WAITS, NO_LONGER)) for wait in waits), waits
+    messages = [
+        line
+        for line in lines
+        if line.startswith(" ") and not re.match(r" +\w+=", line) and line.strip() not in waits
+    ]
     assert len(messages) <= 2 * (NAMED + 1), messages

@@ -2,7 +2,7 @@
 and what one reconcile leaves on the XR."""
 
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -332,3 +332,28 @@ def test_composed_resources_get_crossplane_metadata() -> None:
     observed = {"metadata": {"name": "qwen-x7k2p", "namespace": "ml-team"}}
     kept = composed_metadata(desired, XR, "claim", observed)["metadata"]
     assert kept["name"] == "qwen-x7k2p" and "generateName" not in kept
+
+
+def test_the_xr_is_run_again_after_the_shortest_ttl_its_steps_asked_for() -> None:
+    def asks(seconds: int) -> Handler:
+        def handler(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+            rsp.meta.ttl.FromTimedelta(timedelta(seconds=seconds))
+
+        return handler
+
+    fns = Functions(first=asks(60), second=asks(5))
+    result = run_pipeline(XR, composition("first", "second"), fns, now=T0)
+    assert result.ttls == {"first": timedelta(seconds=60), "second": timedelta(seconds=5)}
+    assert result.ttl == timedelta(seconds=5)
+
+
+def test_a_failed_pipeline_reports_no_ttl() -> None:
+    """Crossplane retries a failed reconcile on its error backoff, whatever a step asked."""
+
+    def broken(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+        response.fatal(rsp, "spec.sizeGiB is required")
+
+    fns = Functions(first=lambda req, rsp: None, second=broken)
+    result = run_pipeline(XR, composition("first", "second"), fns, now=T0)
+    assert result.ttls["first"] == timedelta(minutes=1)  # response.to's default
+    assert result.ttl is None

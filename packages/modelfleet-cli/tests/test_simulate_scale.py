@@ -16,7 +16,7 @@ from modelfleet_devtools.audit import record_text
 
 sys.path.insert(0, str(Path(__file__).parent))
 from quickstart_fleet import fleet_names, write_quickstart_fleet
-from simulate_runs import CONDITION, blocks, simulate_with_timeline
+from simulate_runs import blocks, is_message, simulate_with_timeline
 
 
 def cache(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -156,6 +156,6 @@ def test_lines_do_not_grow_with_the_fleet(functions, tmp_path):
         headers = [line for line in timeline.splitlines() if line.startswith("round ")]
         widest[clusters] = max(len(line) for line in headers)
         for _, ident, lines in blocks(timeline):
-            messages = [line for line in lines if not CONDITION.match(line)]
+            messages = [line for line in lines if is_message(line)]
             assert len(messages) <= NAMED + 1, (ident, messages)
     assert widest[22] <= widest[11] + 1, widest

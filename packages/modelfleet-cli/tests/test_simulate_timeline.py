@@ -15,7 +15,7 @@ from modelfleet_devtools.audit import record_text
 
 # Test helpers sit beside the tests (pytest runs in importlib mode).
 sys.path.insert(0, str(Path(__file__).parent))
-from simulate_runs import CONDITION, HEADER, blocks, simulate_with_timeline
+from simulate_runs import CONDITION, HEADER, blocks, is_message, simulate_with_timeline
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
@@ -96,7 +96,7 @@ def test_a_deployment_reports_its_replicas_words_of_the_same_round(functions):
     quoted = 0
     for round_no, ident, lines in blocks(text):
         if ident.startswith("ModelReplica "):
-            said_by_replica += [(round_no, line) for line in lines if not CONDITION.match(line)]
+            said_by_replica += [(round_no, line) for line in lines if is_message(line)]
     for round_no, ident, lines in blocks(text):
         if not ident.startswith("ModelDeployment "):
             continue

@@ -24,7 +24,7 @@ import copy
 import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from crossplane.function import resource
@@ -104,6 +104,10 @@ class PipelineResult:
     xr_conditions: list[dict[str, str]] = field(default_factory=list)
     """The conditions this reconcile sets on the XR (Synced, Ready, then the functions'),
     without lastTransitionTime."""
+    ttls: dict[str, timedelta] = field(default_factory=dict)
+    """step -> the TTL its last response asked for (`meta.ttl`), for steps that set one:
+    how long Crossplane may wait before it runs the XR again unless something it watches
+    changes."""
 
     def unready(self) -> list[str]:
         """The composed resources Crossplane reports "not yet ready" (an event each)."""
@@ -115,6 +119,15 @@ class PipelineResult:
         if self.fatal is None:
             return None
         return f"pipeline step {self.fatal_step!r} returned a fatal result: {self.fatal}"
+
+    @property
+    def ttl(self) -> timedelta | None:
+        """When the XR is run again at the latest: the shortest TTL its steps asked for;
+        None when none asked, or after a fatal result (Crossplane then retries with its
+        error backoff, whatever the responses said)."""
+        if self.fatal is not None or not self.ttls:
+            return None
+        return min(self.ttls.values())
 
 
 def run_pipeline(
@@ -164,6 +177,8 @@ def run_pipeline(
             req.required_resources[name].CopyFrom(resolve({name: selector}, required_pool)[name])
         rsp, calls, stable = _run_step(call, str(step["functionRef"]["name"]), req, required_pool)
         out.calls[step_name] = calls
+        if rsp.meta.HasField("ttl"):
+            out.ttls[step_name] = rsp.meta.ttl.ToTimedelta()
         if rsp.HasField("requirements"):
             out.requirements[step_name] = rsp.requirements
         out.conditions.extend(rsp.conditions)

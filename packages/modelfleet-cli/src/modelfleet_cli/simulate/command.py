@@ -20,6 +20,7 @@ from modelfleet_cli.simulate import faults as f
 from modelfleet_cli.simulate.clusters import workload_clusters
 from modelfleet_cli.simulate.control_plane import ControlPlane
 from modelfleet_cli.simulate.fleet import FleetError, load_fleet, load_settings, xr_id
+from modelfleet_cli.simulate.objects import key_of
 from modelfleet_cli.simulate.timeline import Progress, Timeline
 from modelfleet_cli.simulate.verdict import (
     CONTAINED,
@@ -53,6 +54,11 @@ def _why_not_ready(plane: ControlPlane) -> str:
         ready = condition_in(mapping_at(xr, "status"), "Ready")
         return f"{xr_id(xr)}: Ready={ready.get('status', 'Unknown')} {ready.get('message', '')}"
     return "no XR left"
+
+
+def _recheck_after(plane: ControlPlane) -> dict[str, int | None]:
+    """XR -> the TTL in seconds its last reconcile asked for (see ControlPlane)."""
+    return {xr_id(plane.store[k]): plane.recheck_after.get(k) for k in plane.xr_keys()}
 
 
 def _inventory(plane: ControlPlane) -> dict[str, Any]:
@@ -128,7 +134,7 @@ def simulate_fleet(
             timeline.tell(refusal.round, refusal.what, refusal.message)
         refused = len(plane.refusals)
         xrs = plane.xrs()
-        timeline.record(plane.round, xrs)
+        timeline.record(plane.round, xrs, _recheck_after(plane))
         ready = sum(1 for x in xrs if _ready(x))
         progress.update(plane.round, limit, ready, len(xrs))
         if plane.all_ready() and plane.faults_settled():
@@ -150,6 +156,7 @@ def simulate_fleet(
                 "ready": _ready(x),
                 "history": timeline.history.get(xr_id(x), []),
                 "status": x.get("status", {}),
+                "recheckAfterSeconds": plane.recheck_after.get(key_of(x)),
             }
             for x in plane.xrs()
         },

@@ -31,7 +31,7 @@ from modelfleet_contracts.fields import mapping_at, mapping_path
 
 from modelfleet_cli.discovery import composition_for
 from modelfleet_cli.pipeline import Caller, PipelineResult, run_pipeline
-from modelfleet_cli.simulate import composing, deletion, names, usages
+from modelfleet_cli.simulate import clock, composing, deletion, names, usages
 from modelfleet_cli.simulate import faults as f
 from modelfleet_cli.simulate.fleet import Fleet, xr_id
 from modelfleet_cli.simulate.objects import (
@@ -80,6 +80,10 @@ class ControlPlane:
     _serial: int = 0
     deleting_depth: int = 0  # depth of nested delete() calls (an XR takes its children)
     pending_replays: list[tuple[Key, str]] = field(default_factory=list)
+    # XR -> the TTL in whole seconds its last reconcile's responses asked for (None: none
+    # asked, or the pipeline failed): how soon a real Crossplane would run it again unless
+    # something it watches changes first.
+    recheck_after: dict[Key, int | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.pc_cluster: dict[str, str] = {}
@@ -162,7 +166,7 @@ class ControlPlane:
         self._inject()
         self._reconcile_every_xr()
         self._requeue_parents()
-        usages.mark_configured(self.store, START + timedelta(minutes=self.round))
+        usages.mark_configured(self.store, self.now)
         # In the order they were created (composed resources are applied sorted by name).
         managed = [o for o in self.store.values() if is_managed(o)]
         for done, obj in enumerate(managed, 1):
@@ -265,12 +269,18 @@ class ControlPlane:
         elif self.round == fault.until:
             armed[:] = [h for h in armed if h is not hydration]
 
+    @property
+    def now(self) -> datetime:
+        """Simulate's clock: a minute per round, from START (the same stamps every run)."""
+        return START + timedelta(minutes=self.round)
+
     def _call(self, name: str, req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
         key = self._current
         if key is not None and self._active_on(f.REQUIREMENT_UNRESOLVED, key):
             req = copy.deepcopy(req)
             req.ClearField("required_resources")
-        return self.call(name, req)
+        with clock.on_machine_clock(req, self.now):
+            return self.call(name, req)
 
     def reconcile(self, key: Key) -> None:
         xr = self.store[key]
@@ -288,7 +298,7 @@ class ControlPlane:
         }
         if self._active_on(f.OBSERVED_MISSING, key):
             observed = {}
-        now = START + timedelta(minutes=self.round)
+        now = self.now
         set_conditions(xr, [RESPONSIVE], now)
         self._current = key
         try:
@@ -303,6 +313,8 @@ class ControlPlane:
         finally:
             self._current = None
         self._record_results(xr, result)
+        ttl = result.ttl
+        self.recheck_after[key] = None if ttl is None else clock.whole_seconds(ttl)
         self.store[key] = result.composite
         self._sequence += 1
         self._reconciled[key] = self._sequence
@@ -347,7 +359,7 @@ class ControlPlane:
                 Status.false("Connected", "Unavailable", message).as_condition(),
                 Status.false("Ready", "Unavailable", message).as_condition(),
             ],
-            START + timedelta(minutes=self.round),
+            self.now,
         )
 
     def _apply_desired(self, key: Key, result: PipelineResult, observed: set[str]) -> None:

@@ -4,7 +4,7 @@ they change, and a progress line while the simulation runs."""
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -14,6 +14,7 @@ from modelfleet_contracts.fields import int_at, list_at, mapping_at
 from modelfleet_contracts.outcome import RESOLVING
 
 from modelfleet_cli.simulate.fleet import xr_id
+from modelfleet_cli.simulate.waits import asks_soon, wait_line
 
 # Crossplane's own conditions on every XR (Responsive: its watch circuit breaker).
 SYSTEM = ("Synced", "Ready", "Responsive")
@@ -136,8 +137,16 @@ class Timeline:
     history: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     messages: list[tuple[int, str, str]] = field(default_factory=list)  # round, xr, text
     width: int = 0
+    soon: dict[str, bool] = field(default_factory=dict)  # XR -> it asked for a short TTL
 
-    def record(self, round_no: int, xrs: list[dict[str, Any]]) -> None:
+    def record(
+        self,
+        round_no: int,
+        xrs: list[dict[str, Any]],
+        recheck_after: Mapping[str, int | None] | None = None,
+    ) -> None:
+        """`recheck_after`: XR -> the TTL in seconds its last response asked for."""
+        recheck_after = recheck_after or {}
         present = set()
         self.width = width = max([self.width, *(len(xr_id(x)) for x in xrs)])
         for xr in xrs:
@@ -151,12 +160,19 @@ class Timeline:
                 told += [d for d in details if d not in before]
             changes = condition_changes(self.last.get(ident), xr)
             told += changes
-            if told or self.seen.get(ident) != (line, details):
+            seconds = recheck_after.get(ident)
+            wait = wait_line(self.soon.get(ident), seconds)
+            soon = asks_soon(seconds)
+            if soon is not None:  # a failed pipeline leaves what it asked before as it was
+                self.soon[ident] = soon
+            if told or wait or self.seen.get(ident) != (line, details):
                 # Every line sits under its XR's header, even when only a condition changed.
                 self._print(f"round {round_no:<3} {ident:<{width}}  {line}")
             # Printed: a few clusters' messages; recorded (what the statuses told): all.
             for text in shown(told[: len(told) - len(changes)]) + changes:
                 self._print(f"{'':10}{text}")
+            if wait:  # not a message: Crossplane's schedule, not what a status says
+                self._print(f"{'':10}{wait}")
             self.messages += [(round_no, ident, text) for text in told]
             self.seen[ident] = (line, details)
             self.last[ident] = xr
@@ -166,6 +182,7 @@ class Timeline:
             self.messages.append((round_no, ident, "deleted"))
             del self.seen[ident]
             self.last.pop(ident, None)
+            self.soon.pop(ident, None)
 
     def note(self, round_no: int, text: str) -> None:
         """Something that happened to the fleet (a fault, a remote deletion)."""
