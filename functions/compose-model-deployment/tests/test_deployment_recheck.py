@@ -28,3 +28,17 @@ CACHED = {"modelCacheRef": {"name": "kimi-k2"}}
 def test_a_deployment_waiting_on_what_it_reads_is_looked_at_again_soon(xr, clusters, cache, soon):
     ttl = schedule(xr, clusters, cache=cache).meta.ttl.ToTimedelta()
     assert (ttl < DEFAULT_TTL) == soon, ttl
+
+
+def test_a_wait_that_begins_after_a_long_quiet_spell_is_looked_at_again_within_seconds():
+    # Settled for a long time, then the cache re-hydrates: the new wait is young, whatever
+    # the age of the conditions the XR showed until now.
+    xr = deployment(**CACHED)
+    xr["status"] = {
+        "conditions": [
+            {"type": t, "status": "True", "reason": r, "lastTransitionTime": "2020-01-01T00:00:00Z"}
+            for t, r in (("Scheduled", "Scheduled"), ("ModelCacheReady", "Ready"))
+        ]
+    }
+    rsp = schedule(xr, [GKE], cache=cache_on("gke-us", phase="Hydrating"))
+    assert rsp.meta.ttl.ToTimedelta() == timedelta(seconds=5)

@@ -5,13 +5,14 @@ from typing import Any
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
+from modelfleet_contracts.conditions import is_transition
 from modelfleet_contracts.edge import structs
 from modelfleet_contracts.edge.carry import carry_forward_into
 from modelfleet_contracts.edge.readiness import mark_composed_readiness
 from modelfleet_contracts.edge.report import report, set_composite_ready
 from modelfleet_contracts.edge.runner import keep_observed_resources, keep_observed_status
 from modelfleet_contracts.outcome import RESOLVING, Outcome
-from modelfleet_contracts.recheck import recheck_after
+from modelfleet_contracts.recheck import RECHECK_FIRST, recheck_after
 from modelfleet_contracts.stamps import Stamp
 
 
@@ -49,6 +50,9 @@ def apply_outcome(
         report(rsp, observed_xr, *outcome.conditions, progress_reasons=progress)
     set_composite_ready(rsp, outcome.ready and not outcome.keep_everything)
     if outcome.recheck_soon:
+        # A condition this response changes starts a new wait: its age is zero.
+        changed = any(is_transition(observed_xr, c) for c in outcome.conditions)
         conditions = (observed_xr.get("status") or {}).get("conditions") or []
-        rsp.meta.ttl.FromTimedelta(recheck_after(conditions, datetime.now(UTC)))
+        ttl = RECHECK_FIRST if changed else recheck_after(conditions, datetime.now(UTC))
+        rsp.meta.ttl.FromTimedelta(ttl)
     mark_composed_readiness(req, rsp)

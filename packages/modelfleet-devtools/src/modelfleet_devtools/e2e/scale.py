@@ -19,7 +19,7 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +79,11 @@ class ScaleRow:
     ready_s: float
     control_plane_cpu_s: float
     functions_cpu_s: float
-    deleted_s: float
+    deleted_s: float | None
+    # Set when the cache did not turn Ready within the limit: how far it got, and why.
+    not_ready: str = ""
+    # The machine's 15-minute load average when the cache was measured: what else ran.
+    load: float = field(default_factory=lambda: os.getloadavg()[2])
 
     @property
     def per_staging_s(self) -> float:
@@ -87,16 +91,22 @@ class ScaleRow:
 
     HEADER = (
         "| N | cluster stagings | Crossplane | clusters Ready | cache: time to Ready "
-        "| control-plane CPU | per staging | functions CPU | cache deleted |\n"
-        "|---|---|---|---|---|---|---|---|---|"
+        "| control-plane CPU | per staging | functions CPU | cache deleted | load |\n"
+        "|---|---|---|---|---|---|---|---|---|---|"
     )
 
     def markdown(self) -> str:
+        ready = (
+            f"not Ready after {self.ready_s:.0f} s: {self.not_ready}"
+            if self.not_ready
+            else f"{self.ready_s:.0f} s"
+        )
+        deleted = "not measured" if self.deleted_s is None else f"{self.deleted_s:.0f} s"
         return (
             f"| {self.clusters} | {self.stagings} | {self.crossplane} "
-            f"| {self.clusters_ready_s:.0f} s | {self.ready_s:.0f} s "
+            f"| {self.clusters_ready_s:.0f} s | {ready} "
             f"| {self.control_plane_cpu_s:.0f} s | {self.per_staging_s:.2f} s "
-            f"| {self.functions_cpu_s:.1f} s | {self.deleted_s:.0f} s |"
+            f"| {self.functions_cpu_s:.1f} s | {deleted} | {self.load:.1f} |"
         )
 
 
@@ -166,6 +176,16 @@ def model_cache() -> Json:
     }
 
 
+def how_far(plane: RealControlPlane, n: int) -> str:
+    """Where a cache that is not Ready stands: clusters Ready, and Crossplane's word on it."""
+    cache = plane.client.get(MC_PATH) or {}
+    rows = (cache.get("status") or {}).get("clusters") or []
+    ready = sum(r.get("phase") == "Ready" for r in rows)
+    synced = condition(cache, "Synced")
+    why = f"; Synced {synced.get('reason')}: {synced.get('message', '')[:160]}" if synced else ""
+    return f"{ready}/{n} clusters Ready, {len(rows)} rows{why}".replace("|", "/")
+
+
 def cache_ready(plane: RealControlPlane, n: int) -> bool:
     plane.check_alive()
     cache = plane.client.get(MC_PATH) or {}
@@ -184,7 +204,7 @@ def nothing_of_the_cache_left(plane: RealControlPlane) -> bool:
     return plane.client.get(MC_PATH) is None and objects == claims == jobs == 0
 
 
-def measure(n: int, work: Path, crossplane_version: str) -> ScaleRow:
+def measure(n: int, work: Path, crossplane_version: str, limit: float) -> ScaleRow:
     bins = link_binaries(work / "bin")
     plane = start_control_plane(
         bins, SHARED_REALCP_DIR, work, crossplane_poll="1m", provider_poll="15s"
@@ -198,7 +218,15 @@ def measure(n: int, work: Path, crossplane_version: str) -> ScaleRow:
         fn_before = cpu_seconds(plane.processes, FUNCTIONS)
         started = time.monotonic()
         plane.apply(model_cache())
-        wait_for(lambda: cache_ready(plane, n), what="the cache Ready", timeout=7200, every=10)
+        try:
+            wait_for(lambda: cache_ready(plane, n), what="the cache Ready", timeout=limit, every=10)
+        except TimeoutError:
+            return ScaleRow(
+                n, n, crossplane_version, clusters_ready, time.monotonic() - started,
+                cpu_seconds(plane.processes, CONTROL_PLANE) - cp_before,
+                cpu_seconds(plane.processes, FUNCTIONS) - fn_before,
+                None, not_ready=how_far(plane, n),
+            )  # fmt: skip
         ready = time.monotonic() - started
         cp_cpu = cpu_seconds(plane.processes, CONTROL_PLANE) - cp_before
         fn_cpu = cpu_seconds(plane.processes, FUNCTIONS) - fn_before
@@ -233,6 +261,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--write-docs", action="store_true", help=f"write the table into {BENCHMARKS_DOC.name}"
     )
+    parser.add_argument(
+        "--limit-minutes", type=float, default=60, help="give up on a cache not Ready by then"
+    )
     args = parser.parse_args(argv)
     # Stopped with SIGTERM, still stop every process it started (atexit runs on SystemExit).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -247,11 +278,11 @@ def main(argv: list[str] | None = None) -> int:
     ]
     print("\n".join(lines), flush=True)
     for n in sizes:
-        row = measure(n, args.work / f"n{n}", version)
+        row = measure(n, args.work / f"n{n}", version, args.limit_minutes * 60)
         lines.append(row.markdown())
         print(lines[-1], flush=True)
-    if args.write_docs:
-        write_sections(BENCHMARKS_DOC, {SECTION: "\n".join(lines)})
+        if args.write_docs:  # after every row: a long run stopped later keeps what it measured
+            write_sections(BENCHMARKS_DOC, {SECTION: "\n".join(lines)})
     return 0
 
 
