@@ -128,13 +128,15 @@ class KubeClient:
             if error.status != 404:
                 raise
 
-    def kubectl(self, *args: str, stdin: str | None = None, check: bool = True) -> str:
+    def kubectl(
+        self, *args: str, stdin: str | None = None, check: bool = True, timeout: float = 120
+    ) -> str:
         result = subprocess.run(
             [str(self.kubectl_binary), "--kubeconfig", str(self.config.path), *args],
             input=stdin,
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=timeout,
         )
         if check and result.returncode != 0:
             raise RuntimeError(f"kubectl {' '.join(args)}: {result.stderr.strip()}")

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from ..docs_sections import BENCHMARKS_DOC, write_sections
 from ..realcp import SHARED_REALCP_DIR, realcp_binary
 from .crossplane import CROSSPLANE_NAMESPACE
@@ -45,7 +47,10 @@ CONTROL_PLANE = (
     "crossplane",
     "provider-kubernetes",
 )
-CHUNK = 200  # objects per `kubectl apply`
+# Objects per `kubectl apply`, and how long one may take: an API server busy with a large
+# fleet answers slowly, and a chunk of 100 once took over two minutes.
+CHUNK = 25
+APPLY_TIMEOUT = 900
 SECTION = "modelfleet-scale-bench"  # of docs/benchmarks.md
 IC_PATH = resource_path("modelfleet.io/v1alpha1", "inferenceclusters")
 MC_PATH = resource_path("modelfleet.io/v1alpha1", "modelcaches", NAMESPACE, CACHE)
@@ -112,7 +117,10 @@ class ScaleRow:
 
 def _apply_chunked(plane: RealControlPlane, objects: list[Json]) -> None:
     for start in range(0, len(objects), CHUNK):
-        plane.apply(objects[start : start + CHUNK])
+        chunk = yaml.safe_dump_all(objects[start : start + CHUNK])
+        plane.client.kubectl(
+            "apply", "--server-side", "-f", "-", stdin=chunk, timeout=APPLY_TIMEOUT
+        )
 
 
 def _say(message: str) -> None:
