@@ -3,16 +3,20 @@
 from typing import Any
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from modelfleet_contracts.api import MODEL_CACHE_SHARD
 from modelfleet_contracts.edge import structs
 from modelfleet_contracts.edge.clusters import read_cluster_struct
 from modelfleet_contracts.edge.observed import read_observed
 from modelfleet_contracts.edge.outcome import apply_outcome
 from modelfleet_contracts.edge.requirements import require_selected_clusters, resolved
-from modelfleet_contracts.fields import mapping_at, mapping_path
+from modelfleet_contracts.fields import list_at, mapping_at, mapping_path
 
-from compose_model_cache.core import compose_cache
 from compose_model_cache.existing import ECHOED_SPEC_READ
+from compose_model_cache.fleet import compose_fleet
+from compose_model_cache.handover import LegacyObject
 from compose_model_cache.keys import echoed_key
+from compose_model_cache.shard import compose_shard
+from compose_model_cache.shards import ObservedShard, shard_index
 from compose_model_cache.status import PROGRESS_REASONS
 
 CLUSTERS = "inference-clusters"
@@ -25,19 +29,20 @@ XR_PATHS: structs.Paths = {
     "kind": None,
     "metadata": None,
     "spec": None,
-    # The previous rows: what latches Ready and keeps a blocked cluster's phase; the figures
-    # a Ready cluster keeps once its Job is gone; the pinned commit.
+    # The previous rows: what latches Ready and keeps a blocked cluster's phase, the figures
+    # a Ready cluster keeps once its Job is gone; a ModelCache's, the rows it keeps while its
+    # shards have not reported them. And the pinned commit.
     "status": {
         "conditions": None,
-        "clusters": {
-            "name": None,
-            "phase": None,
-            "fingerprint": None,
-            "bytesTotal": None,
-            "resolvedRevision": None,
-        },
+        "clusters": None,
         "pinnedRevision": None,
     },
+}
+# Of an observed ModelCacheShard: the clusters it was told of, the rows, pin and conditions
+# it reports (what the ModelCache's status is made of).
+SHARD_PATHS: structs.Paths = {
+    "spec": {"clusters": {"name": None}},
+    "status": {"clusters": None, "pinnedRevision": None, "conditions": None},
 }
 # Of an observed claim or hydration Job: the remote object provider-kubernetes echoes, its
 # kind, name and annotations (where the hydrator reports) and the parts of its spec that what
@@ -67,9 +72,63 @@ def echoed_and_asked(s: Any) -> tuple[dict[str, Any], str | None]:
 
 
 def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+    """A ModelCache composes its shards; a ModelCacheShard, its clusters' objects."""
     xr = structs.project(req.observed.composite.resource, XR_PATHS)
+    if xr.get("kind") == MODEL_CACHE_SHARD:
+        _run_shard(req, rsp, xr)
+    else:
+        _run_cache(req, rsp, xr)
+
+
+def _run_cache(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, xr: Any) -> None:
     require_selected_clusters(rsp, CLUSTERS, mapping_at(xr, "spec"))
     clusters = resolved(req, CLUSTERS, lambda s: read_cluster_struct(s, node_pools=False))
+    resources = req.observed.resources
+    shards = {
+        name: _observed_shard(resources[name].resource)
+        for name in resources
+        if shard_index(name) is not None
+    }
+    # What a release before shards composed here, to be handed over (handover.py).
+    legacy = {
+        name: _legacy(resources[name].resource) for name in resources if shard_index(name) is None
+    }
+    asks = {
+        name: asked
+        for name in legacy
+        if echoed_key(name) and (asked := echoed_and_asked(resources[name].resource)[1])
+    }
+    outcome = compose_fleet(xr, clusters, shards, legacy, asks)
+    apply_outcome(req, rsp, xr, outcome, progress_reasons=PROGRESS_REASONS)
+
+
+def _legacy(s: Any) -> LegacyObject:
+    spec = s.fields.get("spec")
+    plain = structs.to_plain(spec) if spec is not None else None
+    return LegacyObject(read_observed(s), plain if isinstance(plain, dict) else {})
+
+
+def _observed_shard(s: Any) -> ObservedShard:
+    read = structs.project(s, SHARD_PATHS)
+    status = mapping_at(read, "status")
+    rows = [r for r in list_at(status, "clusters") if isinstance(r, dict)]
+    return ObservedShard(
+        clusters=tuple(
+            str(e["name"])
+            for e in list_at(mapping_at(read, "spec"), "clusters")
+            if isinstance(e, dict) and isinstance(e.get("name"), str)
+        ),
+        rows={str(r["name"]): r for r in rows if isinstance(r.get("name"), str)},
+        pinned=mapping_at(status, "pinnedRevision"),
+        conditions={
+            str(c["type"]): c
+            for c in list_at(status, "conditions")
+            if isinstance(c, dict) and isinstance(c.get("type"), str)
+        },
+    )
+
+
+def _run_shard(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, xr: Any) -> None:
     resources = req.observed.resources
     # The few facts the phases derive from; Objects kept unchanged are copied as protobuf
     # (Outcome.kept), so no observed manifest is ever converted.
@@ -79,6 +138,5 @@ def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) ->
     }
     echoes = {name: echoed for name, (echoed, _) in read.items()}
     asks = {name: asked for name, (_, asked) in read.items() if asked}
-    outcome = compose_cache(xr, clusters, observed, echoes, asks)
-
+    outcome = compose_shard(xr, observed, echoes, asks)
     apply_outcome(req, rsp, xr, outcome, progress_reasons=PROGRESS_REASONS)

@@ -6,6 +6,7 @@ API_VERSION = f"{GROUP}/{VERSION}"
 
 INFERENCE_CLUSTER = "InferenceCluster"
 MODEL_CACHE = "ModelCache"
+MODEL_CACHE_SHARD = "ModelCacheShard"
 MODEL_DEPLOYMENT = "ModelDeployment"
 MODEL_REPLICA = "ModelReplica"
 

@@ -9,6 +9,7 @@ from modelfleet_contracts.api import (
     API_VERSION,
     INFERENCE_CLUSTER,
     MODEL_CACHE,
+    MODEL_CACHE_SHARD,
     MODEL_DEPLOYMENT,
     MODEL_REPLICA,
 )
@@ -19,7 +20,7 @@ SETTINGS_FILE = "simulation.yaml"
 # Files in a fleet directory that are not fleet objects.
 NOT_FLEET = frozenset({SETTINGS_FILE, "functions.yaml"})
 # The order XRs are listed in (timeline, JSON): what others read comes first.
-XR_ORDER = (INFERENCE_CLUSTER, MODEL_CACHE, MODEL_DEPLOYMENT, MODEL_REPLICA)
+XR_ORDER = (INFERENCE_CLUSTER, MODEL_CACHE, MODEL_CACHE_SHARD, MODEL_DEPLOYMENT, MODEL_REPLICA)
 
 
 class FleetError(ValueError):

@@ -8,6 +8,7 @@ from modelfleet_contracts.api import (
     API_VERSION,
     INFERENCE_CLUSTER,
     MODEL_CACHE,
+    MODEL_CACHE_SHARD,
     MODEL_DEPLOYMENT,
     MODEL_REPLICA,
 )
@@ -34,7 +35,13 @@ def is_xr(obj: dict[str, Any]) -> bool:
 
 # Within a round, what others read is reconciled first, and a composed XR (a ModelReplica)
 # before the XR that composes it and reports its status (a ModelDeployment).
-RECONCILE_ORDER = (INFERENCE_CLUSTER, MODEL_CACHE, MODEL_REPLICA, MODEL_DEPLOYMENT)
+RECONCILE_ORDER = (
+    INFERENCE_CLUSTER,
+    MODEL_CACHE_SHARD,
+    MODEL_CACHE,
+    MODEL_REPLICA,
+    MODEL_DEPLOYMENT,
+)
 
 
 def in_reconcile_order(key: Key) -> tuple[int, str, str]:

@@ -1,0 +1,237 @@
+"""Deciding what a ModelCache composes and reports: its shards, and the fleet's rows.
+
+The ModelCache selects its clusters, shares them out among ModelCacheShards (shards.py) and
+tells each shard its clusters as their InferenceClusters report them, its own spec and the
+pinned commit. Each shard stages the cache on its clusters (shard.py) and reports their rows;
+the ModelCache lists every matched cluster's row from its shard, with the roll-up and the
+conditions users read (`kubectl get mc` shows what it showed before shards).
+
+A cluster its shard has not reported yet keeps the row the ModelCache reported before (never
+regressing a Ready cluster while a shard starts), or else is Pending, waiting for its shard.
+"""
+
+from typing import Any
+
+from modelfleet_contracts.clusters import SELECTED_CLUSTERS, ClusterView, matches_selector
+from modelfleet_contracts.conditions import Status, previous_condition
+from modelfleet_contracts.fields import list_at, mapping_at
+from modelfleet_contracts.models.modelcache import ModelCacheSpec
+from modelfleet_contracts.naming import composed_key
+from modelfleet_contracts.observed import ObservedObject
+from modelfleet_contracts.outcome import Outcome
+from modelfleet_contracts.spec import InvalidSpec, parse_spec
+
+from compose_model_cache.claim_size import CLAIMS_SIZED
+from compose_model_cache.core import spec_problem, why_cannot_stage
+from compose_model_cache.credentials import CREDENTIALS_REDACTED
+from compose_model_cache.fingerprint import source_fingerprint
+from compose_model_cache.handover import LegacyObject, hand_over
+from compose_model_cache.keys import current_job_keys
+from compose_model_cache.manifests import CacheRef
+from compose_model_cache.phases import PENDING, READY, ClusterPhase
+from compose_model_cache.progress import summary_progress
+from compose_model_cache.shards import (
+    ObservedShard,
+    assign_shards,
+    shard_entry,
+    shard_resource,
+)
+from compose_model_cache.status import cache_conditions
+
+# Conditions a shard reports of its own clusters that the ModelCache reports of all of them.
+ROLLED_UP = (CREDENTIALS_REDACTED, CLAIMS_SIZED)
+
+
+def matched_clusters(spec: ModelCacheSpec, clusters: list[ClusterView]) -> list[ClusterView]:
+    selector = (
+        spec.clusterSelector.model_dump(mode="json", exclude_none=True, warnings=False)
+        if spec.clusterSelector
+        else None
+    )
+    return sorted(
+        (v for v in clusters if v.name and matches_selector(v.labels, selector)),
+        key=lambda v: v.name,
+    )
+
+
+def _pin(
+    previous: dict[str, Any], fingerprint: str, shards: dict[str, ObservedShard]
+) -> dict[str, Any] | None:
+    """The ModelCache's pin for this source: kept once chosen, else the first a shard chose
+    (in the order of their keys); every shard is handed it."""
+    if previous.get("fingerprint") == fingerprint and previous.get("commit"):
+        return previous
+    for key in sorted(shards):
+        pinned = shards[key].pinned
+        if pinned.get("fingerprint") == fingerprint and pinned.get("commit"):
+            return pinned
+    return None
+
+
+def _rolled_up(
+    typ: str, shards: dict[str, ObservedShard], previous: dict[str, Any] | None
+) -> Status | None:
+    """A shard's False first; else True once any shard (or the ModelCache before) had it."""
+    seen = [shards[k].conditions[typ] for k in sorted(shards) if typ in shards[k].conditions]
+    for c in seen:
+        if c.get("status") == "False":
+            return Status.false(typ, str(c.get("reason") or ""), str(c.get("message") or ""))
+    for c in (*seen, previous or {}):
+        if c.get("status") == "True":
+            return Status.true(typ, str(c.get("reason") or ""), str(c.get("message") or ""))
+    return None
+
+
+def compose_fleet(
+    xr: dict[str, Any],
+    clusters: list[ClusterView] | None,
+    shards: dict[str, ObservedShard],
+    legacy: dict[str, LegacyObject] | None = None,
+    asks: dict[str, str] | None = None,
+) -> Outcome:
+    """`shards`: the ModelCacheShards composed before, as observed, by key. `legacy`: Objects
+    a release before shards composed here (handover.py); `asks`: the Job name each of their
+    own manifests asks for, by key."""
+    legacy, asks = legacy or {}, asks or {}
+    spec = parse_spec(ModelCacheSpec, mapping_at(xr, "spec"), spec_problem)
+    if isinstance(spec, InvalidSpec):
+        return Outcome.held(Status.false("ArtifactReady", "InvalidSpec", spec.message))
+    if clusters is None:
+        return Outcome.resolving(xr, "ArtifactReady", SELECTED_CLUSTERS)
+
+    metadata, status = mapping_at(xr, "metadata"), mapping_at(xr, "status")
+    name, namespace = str(metadata.get("name", "")), str(metadata.get("namespace", ""))
+    fingerprint = source_fingerprint(spec)
+    matched = matched_clusters(spec, clusters)
+    previous = {
+        row["name"]: row
+        for row in list_at(status, "clusters")
+        if isinstance(row, dict) and isinstance(row.get("name"), str)
+    }
+    reported: dict[str, dict[str, Any]] = {}
+    for key in sorted(shards, reverse=True):  # the first shard's row wins (shards.py)
+        reported.update(shards[key].rows)
+    pin = _pin(mapping_at(status, "pinnedRevision"), fingerprint, shards)
+
+    outcome = Outcome()
+    views = {v.name: v for v in matched}
+    raw_spec = mapping_at(xr, "spec")
+    for key, members in assign_shards(views, shards).items():
+        entries = [
+            shard_entry(views[c], previous.get(c) if c not in reported else None) for c in members
+        ]
+        outcome.desired[key] = shard_resource(name, namespace, raw_spec, pin, entries)
+
+    byo_claim = bool(spec.storage and spec.storage.existingClaimName)
+    blocked = {v.name: why for v in matched if (why := why_cannot_stage(v, byo_claim))}
+    rows, phases = [], []
+    for view in matched:
+        row = _row(view.name, reported.get(view.name), previous.get(view.name))
+        row = _current(row, name, namespace, spec, fingerprint)
+        rows.append(row)
+        phases.append(ClusterPhase(str(row["phase"]), str(row.get("message") or "")))
+
+    handover = hand_over(
+        legacy,
+        {composed_key(v.name): v.name for v in matched},
+        set(blocked),
+        {c for c, r in reported.items() if r.get("fingerprint") == fingerprint},
+        {c for c, r in reported.items() if r.get("phase") == READY},
+        _current_jobs(legacy, [v.name for v in matched], fingerprint, name, namespace, spec, asks),
+    )
+    outcome.desired.update(handover.desired)
+    outcome.kept += handover.kept
+
+    ready = sum(1 for p in phases if p.phase == READY)
+    summary = {"ready": f"{ready}/{len(matched)}"}
+    if progress := summary_progress(rows):
+        summary["progress"] = progress
+    outcome.status = {"summary": summary, "clusters": rows}
+    if pin:
+        outcome.status["pinnedRevision"] = pin
+    outcome.conditions = cache_conditions(matched, _problems(phases, shards, reported, matched))
+    for typ in ROLLED_UP:
+        if rolled := _rolled_up(typ, shards, previous_condition(xr, typ)):
+            outcome.conditions.append(rolled)
+    outcome.ready = bool(matched) and ready == len(matched)
+    # InferenceClusters are read, not watched: look again soon while one cannot stage yet or
+    # none matches; and while old Objects are being handed over.
+    outcome.recheck_soon = not matched or bool(blocked) or handover.pending
+    return outcome
+
+
+def _row(
+    cluster: str, reported: dict[str, Any] | None, before: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The cluster's row: its shard's, else the one reported before (a shard starting up must
+    not regress it), else Pending."""
+    if reported is not None:
+        return dict(reported)
+    if before is not None and before.get("phase"):
+        return dict(before)
+    return {"name": cluster, "phase": PENDING, "message": "waiting for its ModelCacheShard"}
+
+
+def _current(
+    row: dict[str, Any], name: str, namespace: str, spec: ModelCacheSpec, fingerprint: str
+) -> dict[str, Any]:
+    """A row carried over from another source reports the current source's names: what
+    consumers mount, once Ready, is the current source's copy (and until then they wait)."""
+    if row.get("fingerprint") == fingerprint and row.get("claimName"):
+        return row
+    cache = CacheRef(name, namespace, spec, fingerprint)
+    phase = row["phase"] if row.get("fingerprint") == fingerprint else PENDING
+    current = {
+        **{k: v for k, v in row.items() if k in ("name", "message")},
+        "phase": phase,
+        "claimName": cache.claim_name,
+        "path": cache.path,
+        "fingerprint": fingerprint,
+    }
+    if phase == PENDING and not current.get("message"):
+        current["message"] = "waiting for its ModelCacheShard to stage the current source"
+    return current
+
+
+def _problems(
+    phases: list[ClusterPhase],
+    shards: dict[str, ObservedShard],
+    reported: dict[str, dict[str, Any]],
+    matched: list[ClusterView],
+) -> list[ClusterPhase]:
+    """The phases with the problem a shard's ArtifactReady names for its clusters, so the
+    ModelCache's reason (TokenSecretMissing, ClaimNotFound) is the one the shard found."""
+    reasons: dict[str, str] = {}
+    for key in sorted(shards, reverse=True):
+        artifact = shards[key].conditions.get("ArtifactReady", {})
+        reason = str(artifact.get("reason") or "")
+        if reason in ("TokenSecretMissing", "ClaimNotFound"):
+            message = str(artifact.get("message") or "")
+            for cluster in shards[key].clusters:
+                if message.startswith(f"{cluster}:"):
+                    reasons[cluster] = reason
+    return [
+        ClusterPhase(p.phase, p.message, reasons.get(v.name, ""))
+        for v, p in zip(matched, phases, strict=True)
+    ]
+
+
+def _current_jobs(
+    legacy: dict[str, LegacyObject],
+    clusters: list[str],
+    fingerprint: str,
+    name: str,
+    namespace: str,
+    spec: ModelCacheSpec,
+    asks: dict[str, str],
+) -> set[str]:
+    if not legacy:
+        return set()
+    job_name = CacheRef(name, namespace, spec, fingerprint).job_name
+    observed: dict[str, ObservedObject] = {k: o.facts for k, o in legacy.items()}
+    return {
+        key
+        for cluster in clusters
+        for key in current_job_keys(cluster, fingerprint, job_name, observed, asks)
+        if key in legacy
+    }
