@@ -5,9 +5,11 @@ from typing import Any
 
 from compose_model_cache.fingerprint import source_fingerprint
 from compose_model_cache.fn import CLUSTERS, run_function
+from compose_model_cache.handover import cluster_part as _cluster_part
 from compose_model_cache.keys import resource_keys
 from compose_model_cache.main import NAME
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from modelfleet_contracts.api import MODEL_CACHE_SHARD as SHARD
 from modelfleet_contracts.edge.runner import SafeRunner
 from modelfleet_contracts.models.modelcache import ModelCacheSpec
 from modelfleet_devtools.requests import (
@@ -54,6 +56,7 @@ def with_status(xr: dict[str, Any], rsp: fnv1.RunFunctionResponse) -> dict[str, 
             "type": c.type,
             "status": condition_status(c),
             "reason": c.reason,
+            "message": c.message,
         }
         for c in rsp.conditions
     ]
@@ -68,15 +71,90 @@ def reconcile(
     *,
     validate: bool = True,
 ) -> fnv1.RunFunctionResponse:
-    """One reconcile. Every composed manifest is checked against its schema (the Object and
-    the remote manifest it carries) unless `validate` is off (fuzzing, for speed)."""
+    """One reconcile of the cache as a user sees it: the ModelCache composes its shards, each
+    shard stages the cache on its clusters, and the ModelCache reports what they report.
+
+    `xr`'s status stands for what the cache and its shards reported last; `observed` holds
+    the Objects on every cluster (by the keys a shard composes them under) and any Object a
+    release before shards composed on the ModelCache. The response: the ModelCache's own
+    (status, conditions, events, TTL), with the desired Objects of every shard (and the
+    ModelCache's own Objects, if any) in place of the shards. Every composed manifest is
+    checked against its schema unless `validate` is off (fuzzing, for speed)."""
+    observed = observed or {}
     required = None if clusters is None else {CLUSTERS: clusters}
-    rsp = RUNNER.run(run_function_request(xr, observed=observed, required=required))
+    legacy = {k: o for k, o in observed.items() if k in xr.get("_legacy", ())}
+    first = RUNNER.run(run_function_request(xr, observed=legacy, required=required))
+    shards = {k: s for k, s in desired_resources(first).items() if s.get("kind") == SHARD}
+    if not shards and set(observed) - set(legacy):
+        # Composed nothing (held, or no cluster matches any more) where Objects exist: those
+        # were composed by a shard, which the ModelCache observes and keeps while held.
+        before = {"shard-0": _shard_of(xr, set(observed) - set(legacy))}
+        first = RUNNER.run(
+            run_function_request(xr, observed={**legacy, **before}, required=required)
+        )
+        shards = {k: s for k, s in desired_resources(first).items() if s.get("kind") == SHARD}
+    if not shards:
+        return _checked(xr, first, validate)
+    status = xr.get("status", {})
+    by_cluster = {
+        r["name"]: r
+        for r in status.get("clusters", [])
+        if isinstance(r, dict) and isinstance(r.get("name"), str)
+    }
+    observed_shards: dict[str, dict[str, Any]] = {}
+    staged: dict[str, fnv1.Resource] = {}
+    for key, shard in sorted(shards.items()):
+        names = [e["name"] for e in shard["spec"]["clusters"]]
+        shard = copy.deepcopy(shard)
+        shard["metadata"] = {"name": f"{xr['metadata']['name']}-{key}", "namespace": _ns(xr)}
+        shard["status"] = {
+            "clusters": [by_cluster[n] for n in names if n in by_cluster],
+            **({"pinnedRevision": status["pinnedRevision"]} if "pinnedRevision" in status else {}),
+            "conditions": status.get("conditions", []),
+        }
+        own = {k: o for k, o in observed.items() if k not in legacy}
+        rsp = RUNNER.run(run_function_request(shard, observed=own))
+        staged.update(rsp.desired.resources)
+        shard["status"] = with_status(shard, rsp)["status"]
+        observed_shards[key] = shard
+    final = RUNNER.run(
+        run_function_request(xr, observed={**legacy, **observed_shards}, required=required)
+    )
+    merged = fnv1.RunFunctionResponse()
+    merged.CopyFrom(final)
+    for key in shards:
+        del merged.desired.resources[key]
+    for key, composed in staged.items():
+        merged.desired.resources[key].CopyFrom(composed)
+    return _checked(xr, merged, validate)
+
+
+def _shard_of(xr: dict[str, Any], keys: set[str]) -> dict[str, Any]:
+    """The shard that composed the Objects under `keys`, as the ModelCache observes it."""
+    clusters = sorted({_cluster_part(k) for k in keys})
+    return {
+        "apiVersion": xr["apiVersion"],
+        "kind": SHARD,
+        "metadata": {"name": f"{xr['metadata']['name']}-shard-0", "namespace": _ns(xr)},
+        "spec": {
+            "cacheName": xr["metadata"]["name"],
+            "cache": {k: v for k, v in xr.get("spec", {}).items() if k != "clusterSelector"},
+            "clusters": [{"name": c} for c in clusters],
+        },
+    }
+
+
+def _ns(xr: dict[str, Any]) -> str:
+    return xr.get("metadata", {}).get("namespace") or "default"
+
+
+def _checked(
+    xr: dict[str, Any], rsp: fnv1.RunFunctionResponse, validate: bool
+) -> fnv1.RunFunctionResponse:
     if validate:
-        namespace = xr.get("metadata", {}).get("namespace") or "default"
         for key, obj in desired_resources(rsp).items():
             # Crossplane names composed resources itself; give them one to validate.
-            assert_valid(obj | {"metadata": {"name": key, "namespace": namespace}})
+            assert_valid(obj | {"metadata": {"name": key, "namespace": _ns(xr)}})
     return rsp
 
 

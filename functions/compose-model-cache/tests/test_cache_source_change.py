@@ -17,7 +17,6 @@ import copy
 
 import pytest
 from cache_world import (
-    EU,
     US,
     bound,
     complete,
@@ -254,24 +253,3 @@ def test_an_unreachable_cluster_keeps_an_older_sources_job_under_the_legacy_key(
     observed = legacy_world(model_cache(), remote_status)
     rsp = reconcile(AT_NEW_SOURCE, [UNREACHABLE], observed)
     assert set(desired_resources(rsp)) == set(observed), "kept, nothing new composed"
-
-
-@pytest.mark.parametrize(
-    ("gke_us", "old_job", "eu_waits"),
-    [
-        pytest.param(UNREACHABLE, "running", True, id="unreachable, old Job running: holds it"),
-        pytest.param(UNREACHABLE, "failed", False, id="unreachable, old Job failed: holds none"),
-        pytest.param(US, "running", False, id="reachable, old Job left out: holds none"),
-    ],
-)
-def test_an_older_sources_job_holds_a_slot_while_it_runs_and_stays(
-    monkeypatch, gke_us, old_job, eu_waits
-):
-    """One slot: gke-us has its old source's Job, gke-eu nothing yet (it comes first)."""
-    monkeypatch.setattr("compose_model_cache.core.MAX_HYDRATIONS", 1)
-    xr, observed = at_old_source(old_job)
-    rsp = reconcile(with_source(xr, NEW_SOURCE), [EU, gke_us], observed)
-    eu = rows(rsp)["gke-eu"]
-    assert (keys("gke-eu", AT_NEW_SOURCE)[2] in desired_resources(rsp)) is not eu_waits
-    waiting = ("Pending", "waiting for a hydration slot: at most 1 clusters hydrate at once")
-    assert ((eu["phase"], eu.get("message")) == waiting) is eu_waits

@@ -35,7 +35,6 @@ from compose_model_cache.keys import (
     access_keys,
     current_job_keys,
     hydration_keys,
-    is_access_key,
     resource_keys,
 )
 from compose_model_cache.manifests import CacheRef, cluster_values
@@ -58,32 +57,6 @@ from compose_model_cache.progress import (
 from compose_model_cache.revision import Pin, choose_pin, revision_check
 from compose_model_cache.status import cache_conditions
 
-# At most this many clusters hydrate at once (have a Job and its access composed); the others
-# wait, Pending, for a slot. A Job with its ServiceAccount, Role and RoleBinding is ~3.9 KiB
-# of response; claims, Secrets and rows for 1000 clusters ~1.9 MiB: with 250 Jobs the
-# largest response stays near 3 MiB, under the 4 MiB Crossplane accepts (docs/modelcache.md).
-MAX_HYDRATIONS = 250
-
-
-@dataclass
-class HydrationSlots:
-    """Slots for new hydration Jobs this reconcile; a Job already observed keeps its own."""
-
-    free: int
-
-    def take(self) -> bool:
-        if self.free <= 0:
-            return False
-        self.free -= 1
-        return True
-
-
-def _running(job: ObservedObject | None) -> bool:
-    """An observed hydration Job that has not finished (it holds a slot)."""
-    return job is not None and not (
-        job.remote_condition("Complete") or job.remote_condition("Failed") or job.remote_succeeded
-    )
-
 
 @dataclass(frozen=True)
 class OnCluster:
@@ -96,14 +69,6 @@ class OnCluster:
     # (re-pointed by an earlier release, the new one not observed yet): never its state.
     job: ObservedObject | None
     hydration: list[str]  # observed keys of its hydration Jobs (any source) and their access
-
-    def jobs_held(self, observed: dict[str, ObservedObject]) -> int:
-        """How many Jobs here run and stay composed this reconcile, each holding a slot: the
-        current source's, and where nothing can be staged (all are kept) any source's."""
-        if not self.blocked:
-            return int(_running(self.job))
-        jobs = (k for k in self.hydration if not is_access_key(k))
-        return sum(1 for k in jobs if _running(observed.get(k)))
 
 
 def spec_problem(spec: ModelCacheSpec) -> str | None:
@@ -189,7 +154,6 @@ def compose_cache(
     rows: list[dict[str, Any]] = []
     phases: list[ClusterPhase] = []
     sizes: list[KeptSize] = []  # claims that keep a request other than sizeGiB
-    slots = HydrationSlots(MAX_HYDRATIONS - sum(h.jobs_held(observed) for h in here.values()))
     for view in matched:
         before = previous.get(view.name)
         if before and before.get("fingerprint") != fingerprint:
@@ -198,9 +162,7 @@ def compose_cache(
         report = reports.get(job_key)
         if report and report.job != job_name:
             report = None  # not this source's Job: never its figures
-        phase = _compose_cluster(
-            cache, here[view.name], before, observed, outcome, pin, slots, existing
-        )
+        phase = _compose_cluster(cache, here[view.name], before, observed, outcome, pin, existing)
         phase, row_figures = _figures(phase, report, before, pin)
         size = kept_size(existing.get(claim_key), cache, view.name)
         if size:
@@ -308,7 +270,6 @@ def _compose_cluster(
     observed: dict[str, ObservedObject],
     outcome: Outcome,
     pin: Pin | None = None,
-    slots: HydrationSlots | None = None,
     existing: dict[str, Existing] | None = None,
 ) -> ClusterPhase:
     """Compose what `here` needs into `outcome` (desired or kept as observed); its phase."""
@@ -364,11 +325,6 @@ def _compose_cluster(
     job_key, *twins = here.job_keys
     access = access_keys(job_key)
     if phase.phase != READY and not phase.problem:
-        if job_key not in observed and slots is not None and not slots.take():
-            return ClusterPhase(
-                PENDING,
-                f"waiting for a hydration slot: at most {MAX_HYDRATIONS} clusters hydrate at once",
-            )
         job = cache.job_shape.stamp(values)
         desired[job_key] = keeping_fixed_fields(job, existing.get(job_key))
         for suffix, key in access.items():

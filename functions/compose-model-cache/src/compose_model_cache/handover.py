@@ -61,7 +61,8 @@ class Handover:
         return not self.desired and not self.kept
 
 
-def _cluster_part(key: str) -> str:
+def cluster_part(key: str) -> str:
+    """The cluster's part (`composed_key(cluster)`) of a key composed for one cluster."""
     for suffix in ("-claim", "-creds"):
         if key.endswith(suffix):
             return key.removesuffix(suffix)
@@ -86,10 +87,10 @@ def hand_over(
     running: dict[str, bool] = {}  # cluster part -> an old Job there still runs
     for key, obj in legacy.items():
         if not is_access_key(key) and not key.endswith(("-claim", "-creds")):
-            part = _cluster_part(key)
+            part = cluster_part(key)
             running[part] = running.get(part, False) or not finished(obj.facts)
     for key in sorted(legacy):
-        obj, part = legacy[key], _cluster_part(key)
+        obj, part = legacy[key], cluster_part(key)
         cluster = clusters.get(part)
         if cluster is None:
             continue  # no longer matched: its objects go, as they always did
