@@ -1,0 +1,169 @@
+"""A ModelCache shares its clusters out among ModelCacheShards and reports what they report.
+
+Scenarios on the ModelCache alone: the shards it composes, and the rows, pin and conditions
+it makes of theirs. (The other cache tests reconcile through the shards: cache_world.py.)
+"""
+
+from typing import Any
+
+import pytest
+from cache_world import US, model_cache
+from compose_model_cache.fingerprint import source_fingerprint
+from compose_model_cache.fleet import compose_fleet
+from compose_model_cache.shards import SHARD_SIZE, ObservedShard, assign_shards, shard_key
+from modelfleet_contracts.clusters import read_cluster
+from modelfleet_contracts.models.modelcache import ModelCacheSpec
+from modelfleet_devtools.world import inference_cluster
+
+FLEET = [read_cluster(inference_cluster(f"c{i:03d}")) for i in range(SHARD_SIZE + 5)]
+NAMES = [v.name for v in FLEET]
+FINGERPRINT = source_fingerprint(ModelCacheSpec.model_validate(model_cache()["spec"]))
+
+
+def listing(*names: str, rows: dict[str, Any] | None = None, **more: Any) -> ObservedShard:
+    return ObservedShard(clusters=names, rows=rows or {}, **more)
+
+
+@pytest.mark.parametrize(
+    ("matched", "observed", "expected"),
+    [
+        pytest.param(NAMES[:3], {}, {"shard-0": NAMES[:3]}, id="a small fleet: one shard"),
+        pytest.param(
+            NAMES,
+            {},
+            {"shard-0": NAMES[:SHARD_SIZE], "shard-1": NAMES[SHARD_SIZE:]},
+            id="a shard is full at SHARD_SIZE clusters: the next one starts",
+        ),
+        pytest.param(
+            ["a", "b", "c"],
+            {"shard-0": listing("c"), "shard-1": listing("a")},
+            {"shard-0": ["b", "c"], "shard-1": ["a"]},
+            id="a cluster stays in its shard; a new one joins the first with room",
+        ),
+        pytest.param(
+            ["b"],
+            {"shard-0": listing("a"), "shard-1": listing("b")},
+            {"shard-1": ["b"]},
+            id="a shard whose clusters all stopped matching is left out",
+        ),
+        pytest.param(
+            ["a"],
+            {"shard-0": listing("a"), "shard-1": listing("a")},
+            {"shard-0": ["a"], "shard-1": ["a"]},
+            id="a cluster two shards list (edited by hand) stays in both: no claim lost",
+        ),
+    ],
+)
+def test_which_shard_stages_which_cluster(matched, observed, expected):
+    assert assign_shards(matched, observed) == expected
+
+
+def fleet(
+    xr: dict[str, Any] | None = None,
+    clusters: list[Any] | None = None,
+    shards: dict[str, ObservedShard] | None = None,
+):
+    return compose_fleet(xr or model_cache(), clusters, shards or {})
+
+
+def test_each_shard_is_told_its_clusters_the_cache_spec_and_nothing_of_the_selector():
+    xr = model_cache(clusterSelector={"matchLabels": {"team": "ml"}})
+    labelled = [read_cluster(inference_cluster(n, labels={"team": "ml"})) for n in NAMES]
+    outcome = fleet(xr, labelled)
+    assert sorted(outcome.desired) == [shard_key(0), shard_key(1)]
+    shard = outcome.desired[shard_key(0)]
+    assert isinstance(shard, dict)
+    assert shard["kind"] == "ModelCacheShard"
+    assert shard["metadata"]["labels"] == {
+        "modelfleet.io/modelcache": "qwen",
+        "modelfleet.io/namespace": "ml-team",
+    }
+    assert shard["spec"]["cacheName"] == "qwen"
+    assert "clusterSelector" not in shard["spec"]["cache"]
+    assert shard["spec"]["cache"]["huggingFace"] == xr["spec"]["huggingFace"]
+    first = shard["spec"]["clusters"][0]
+    assert first == {
+        "name": "c000",
+        "connected": True,
+        "providerConfigName": "c000",
+        "workloadNamespace": "modelfleet",
+        "storageClassName": first["storageClassName"],
+    }
+
+
+READY_ROW = {
+    "name": "gke-us",
+    "phase": "Ready",
+    "claimName": "modelcache-ml-team-qwen-abcde",
+    "path": "p",
+    "fingerprint": "f",
+}
+
+
+@pytest.mark.parametrize(
+    ("reported", "before", "phase", "staged_handed_over"),
+    [
+        pytest.param(None, None, "Pending", False, id="new: Pending until its shard reports"),
+        pytest.param(
+            None, "Ready", "Ready", True, id="its shard starting: the row before stays, handed over"
+        ),
+        pytest.param("Hydrating", "Ready", "Hydrating", False, id="its shard reports: its row"),
+    ],
+)
+def test_a_clusters_row_comes_from_its_shard_and_never_regresses_while_one_starts(
+    reported, before, phase, staged_handed_over
+):
+    xr, fingerprint = model_cache(), FINGERPRINT
+    if before:
+        xr["status"] = {"clusters": [READY_ROW | {"phase": before, "fingerprint": fingerprint}]}
+    shards = {}
+    if reported:
+        row = READY_ROW | {"phase": reported, "fingerprint": fingerprint}
+        shards[shard_key(0)] = listing("gke-us", rows={"gke-us": row})
+    outcome = fleet(xr, [read_cluster(US)], shards)
+    assert outcome.status is not None
+    (row,) = outcome.status["clusters"]
+    assert row["phase"] == phase
+    shard = outcome.desired[shard_key(0)]
+    assert isinstance(shard, dict)
+    assert ("staged" in shard["spec"]["clusters"][0]) is staged_handed_over
+
+
+def test_the_pin_a_shard_chose_is_the_caches_and_handed_to_every_shard():
+    pin = {"commit": "a" * 40, "fingerprint": FINGERPRINT, "cluster": "c033"}
+    shards = {
+        shard_key(0): listing(*NAMES[:SHARD_SIZE]),
+        shard_key(1): listing(*NAMES[SHARD_SIZE:], pinned=pin),
+    }
+    outcome = fleet(model_cache(), FLEET, shards)
+    assert outcome.status is not None and outcome.status["pinnedRevision"] == pin
+    for key in (shard_key(0), shard_key(1)):
+        shard = outcome.desired[key]
+        assert isinstance(shard, dict) and shard["spec"]["pinnedRevision"] == pin
+
+
+@pytest.mark.parametrize(
+    ("xr", "clusters", "reason"),
+    [
+        pytest.param(model_cache(), None, "Resolving", id="clusters not resolved yet"),
+        pytest.param(
+            model_cache(sizeGiB=None), [read_cluster(US)], "InvalidSpec", id="spec refused"
+        ),
+    ],
+)
+def test_an_uncertain_reconcile_keeps_every_shard(xr, clusters, reason):
+    xr["spec"] = {k: v for k, v in xr["spec"].items() if v is not None}
+    outcome = fleet(xr, clusters, {shard_key(0): listing("gke-us")})
+    assert outcome.keep_everything and not outcome.desired
+    assert [c.reason for c in outcome.conditions] == [reason]
+
+
+def test_a_shards_credentials_warning_is_the_caches():
+    warning = {"type": "CredentialsRedacted", "status": "False", "reason": "ExposedByProvider"}
+    shards = {
+        shard_key(0): listing(*NAMES[:SHARD_SIZE]),
+        shard_key(1): listing(*NAMES[SHARD_SIZE:], conditions={"CredentialsRedacted": warning}),
+    }
+    outcome = fleet(model_cache(), FLEET, shards)
+    redacted = {c.type: c for c in outcome.conditions}["CredentialsRedacted"]
+    assert (redacted.status, redacted.reason) == (False, "ExposedByProvider")
