@@ -1,19 +1,19 @@
-"""Benchmark compose-model-cache: one ModelCache over N clusters, the reconcile that sees
-the cache become Ready on every cluster.
+"""Benchmark compose-model-cache: a ModelCache over N clusters, and one of its shards.
 
-Each cluster is connected with ReadWriteMany storage. The request is reached the way
-Crossplane reaches it: reconcile after reconcile, every composed Object observed as
-provider-kubernetes reports it (claims Bound, Jobs Complete, the Jobs' ServiceAccounts,
-Roles and RoleBindings Ready), finished Jobs gone once the function drops them, and the
-status it wrote fed back. At most MAX_HYDRATIONS clusters hydrate at once, so over more
-clusters the measured reconcile is the one at which the last wave's Jobs complete: it
-computes every phase, drops those Jobs and their access, latches Ready and emits the
-all-ready event.
+A ModelCache composes one ModelCacheShard per 32 clusters (SHARD_SIZE) and reports what its
+shards report; each shard composes its clusters' claims, token Secrets and hydration Jobs.
+So there are two requests to measure at each fleet size N:
 
-A second table measures the largest response the function writes: the first reconcile of a
-gated model (Hugging Face token), which composes a claim and a token Secret on every cluster,
-a hydration Job with its ServiceAccount, Role and RoleBinding on as many as hydrate at once
-(MAX_HYDRATIONS), and lists the other clusters Pending, waiting for a slot.
+- The ModelCache's: N InferenceClusters required, N/32 shards observed, N rows written. Its
+  reconcile that sees every shard report every cluster Ready, and its largest response (the
+  first reconcile, every shard told its clusters), which must stay under 2 MiB at 5000
+  clusters.
+- A shard's: min(N, 32) clusters whatever N, reached the way Crossplane reaches it:
+  reconcile after reconcile, every composed Object observed as provider-kubernetes reports
+  it (claims Bound, Jobs Complete, the Jobs' access Ready), finished Jobs gone once the
+  function drops them, the status it wrote fed back; the reconcile at which every Job
+  completes is the one measured. And its largest response: the first reconcile of a gated
+  model (a claim, a token Secret and a Job with its access on each of its clusters).
 
 Run: uv run python functions/compose-model-cache/benchmarks/bench_cache.py
 [SIZES... | --write-docs]
@@ -23,17 +23,18 @@ import sys
 from collections import Counter
 from typing import Any
 
-from compose_model_cache.core import MAX_HYDRATIONS
 from compose_model_cache.fn import CLUSTERS, run_function
 from compose_model_cache.main import NAME
+from compose_model_cache.shards import SHARD_SIZE
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from modelfleet_contracts.api import MODEL_CACHE_SHARD
 from modelfleet_contracts.edge.runner import SafeRunner
 from modelfleet_devtools.bench import Scenario, observed_as_stored, require_ready, run_script
 from modelfleet_devtools.requests import desired_resources, desired_status, run_function_request
 from modelfleet_devtools.world import inference_cluster
 
 RUNNER = SafeRunner(run_function, NAME)
-SIZES = (1, 10, 100, 1000)
+SIZES = (1, 10, 100, 1000, 5000)
 
 
 def model_cache() -> dict[str, Any]:
@@ -88,17 +89,73 @@ def _manifest_kind(obj: dict[str, Any]) -> str:
     return str(obj["spec"]["forProvider"]["manifest"]["kind"])
 
 
-def build_request(count: int) -> fnv1.RunFunctionRequest:
-    """The reconcile at which the cache turns Ready on all `count` clusters."""
+def shards_of(rsp: fnv1.RunFunctionResponse) -> dict[str, dict[str, Any]]:
+    return {k: r for k, r in desired_resources(rsp).items() if r["kind"] == MODEL_CACHE_SHARD}
+
+
+def build_cache_request(count: int) -> fnv1.RunFunctionRequest:
+    """The ModelCache's reconcile at which its shards report all `count` clusters Ready."""
+    xr, fleet = model_cache(), clusters(count)
+    first = RUNNER.run(run_function_request(xr, required={CLUSTERS: fleet}))
+    ready = {"type": "ArtifactReady", "status": "True", "reason": "Staged"}
+    observed = {}
+    # Each cluster's row as its shard reports it once Ready: the names the ModelCache lists
+    # while it waits (claim, path, fingerprint), with the figures of a finished download.
+    before = {r["name"]: r for r in desired_status(first)["clusters"]}
+    for key, shard in shards_of(first).items():
+        names = [e["name"] for e in shard["spec"]["clusters"]]
+        rows = [
+            {
+                **before[n],
+                "phase": "Ready",
+                "progress": "756.0/756.0 GiB",
+                "bytesDone": 811748818944,
+                "bytesTotal": 811748818944,
+                "resolvedRevision": "b" * 40,
+            }
+            for n in names
+        ]
+        for row in rows:
+            row.pop("message", None)
+        status = {"summary": {"ready": f"{len(names)}/{len(names)}"}, "clusters": rows}
+        observed[key] = shard | {"status": status | {"conditions": [ready]}}
+    xr["status"] = desired_status(first)
+    req = run_function_request(xr, observed=observed, required={CLUSTERS: fleet})
+    require_ready(RUNNER, req, f"ModelCache over {count} clusters")
+    return req
+
+
+def build_first_cache_request(count: int) -> fnv1.RunFunctionRequest:
+    """The ModelCache's first reconcile over `count` clusters: every shard composed."""
+    req = run_function_request(model_cache(), required={CLUSTERS: clusters(count)})
+    shards = shards_of(RUNNER.run(req))
+    if len(shards) != -(-count // SHARD_SIZE):
+        raise SystemExit(f"{count} clusters: {len(shards)} shards composed")
+    return req
+
+
+def shard(count: int, *, gated: bool = False) -> dict[str, Any]:
+    """The first shard of a ModelCache over `count` clusters, as the ModelCache composes it."""
     xr = model_cache()
-    fleet = clusters(count)
+    if gated:
+        xr["spec"]["huggingFace"]["tokenSecretRef"] = {"name": "hf-token", "key": "token"}
+    fleet = clusters(min(count, SHARD_SIZE))  # the first shard's; the others are like it
+    composed = shards_of(RUNNER.run(run_function_request(xr, required={CLUSTERS: fleet})))
+    first = composed["shard-0"]
+    first["metadata"] |= {"name": "llama-405b-7xk2p", "namespace": "ml-platform"}
+    return first
+
+
+def build_shard_request(count: int) -> fnv1.RunFunctionRequest:
+    """The reconcile at which a shard of a `count`-cluster cache turns Ready."""
+    xr = shard(count)
     observed: dict[str, Any] = {}
-    # One reconcile composes the claims and a wave of Jobs; each further one completes a wave.
-    for _ in range(count // MAX_HYDRATIONS + 3):
-        req = run_function_request(xr, observed=observed, required={CLUSTERS: fleet})
+    # One reconcile composes the claims and Jobs; the next sees them done.
+    for _ in range(3):
+        req = run_function_request(xr, observed=observed)
         rsp = RUNNER.run(req)
         if rsp.desired.composite.ready == fnv1.READY_TRUE:
-            require_ready(RUNNER, req, f"ModelCache over {count} clusters")
+            require_ready(RUNNER, req, f"shard of a ModelCache over {count} clusters")
             return req
         # What Crossplane observes next: what was desired now (a dropped Job is deleted),
         # each Object done; and the status the function wrote.
@@ -110,7 +167,7 @@ def build_request(count: int) -> fnv1.RunFunctionRequest:
             for name, obj in desired_resources(rsp).items()
         }
         xr["status"] = desired_status(rsp)
-    raise SystemExit(f"ModelCache over {count} clusters: never Ready, every wave observed done")
+    raise SystemExit(f"shard of {count} clusters: never Ready, every Object observed done")
 
 
 def composed_per_cluster(rsp: fnv1.RunFunctionResponse) -> Counter[tuple[str, ...]]:
@@ -127,32 +184,15 @@ STAGED = ("PersistentVolumeClaim", "Secret")
 HYDRATING = tuple(sorted((*STAGED, "Job", "ServiceAccount", "Role", "RoleBinding")))
 
 
-def expected_first_reconcile(count: int) -> Counter[tuple[str, ...]]:
-    """A claim and the token Secret on every cluster; on as many as hydrate at once, the Job
-    too with its ServiceAccount, Role and RoleBinding."""
-    hydrating = min(count, MAX_HYDRATIONS)
-    expected = Counter({HYDRATING: hydrating, STAGED: count - hydrating})
-    return +expected  # drop a zero count
-
-
-def build_first_request(count: int) -> fnv1.RunFunctionRequest:
-    """The first reconcile of a gated model over `count` clusters: nothing observed yet."""
-    xr = model_cache()
-    xr["spec"]["huggingFace"]["tokenSecretRef"] = {"name": "hf-token", "key": "token"}
-    req = run_function_request(xr, required={CLUSTERS: clusters(count)})
-    rsp = RUNNER.run(req)
-    composed, expected = composed_per_cluster(rsp), expected_first_reconcile(count)
+def build_first_shard_request(count: int) -> fnv1.RunFunctionRequest:
+    """A shard's first reconcile of a gated model: nothing observed yet."""
+    req = run_function_request(shard(count, gated=True))
+    composed = composed_per_cluster(RUNNER.run(req))
+    expected = Counter({HYDRATING: min(count, SHARD_SIZE)})
     if composed != expected:
         raise SystemExit(
             f"{count} clusters: expected {describe(expected)}; got {describe(composed)}"
         )
-    waiting = [
-        row["name"]
-        for row in desired_status(rsp).get("clusters", [])
-        if row.get("phase") == "Pending" and "hydration slot" in row.get("message", "")
-    ]
-    if len(waiting) != count - min(count, MAX_HYDRATIONS):
-        raise SystemExit(f"{count} clusters: {len(waiting)} rows wait for a hydration slot")
     return req
 
 
@@ -163,15 +203,27 @@ def describe(per_cluster: Counter[tuple[str, ...]]) -> str:
 SCENARIOS = [
     Scenario(
         "compose-model-cache: one ModelCache over N clusters turning Ready "
-        f"(its last wave of at most {MAX_HYDRATIONS} hydrations completing)",
-        build_request,
+        "(N/32 shards report every cluster Ready)",
+        build_cache_request,
         table="turning Ready",
     ),
     Scenario(
-        "compose-model-cache: first reconcile of a gated model over N clusters "
-        "(claim and token Secret per cluster, a Job with its access on as many as hydrate at "
-        "once: the largest response)",
-        build_first_request,
+        "compose-model-cache: first reconcile of a ModelCache over N clusters "
+        "(every shard composed, told its clusters: its largest response)",
+        build_first_cache_request,
+        table="first reconcile",
+    ),
+    Scenario(
+        "compose-model-cache: one ModelCacheShard of a fleet of N clusters turning Ready "
+        f"(min(N, {SHARD_SIZE}) clusters: every shard of any fleet is at most this)",
+        build_shard_request,
+        table="shard turning Ready",
+    ),
+    Scenario(
+        "compose-model-cache: first reconcile of a gated model on one ModelCacheShard "
+        f"(min(N, {SHARD_SIZE}) clusters, each a claim, a token Secret and a Job with its "
+        "access: a shard's largest response)",
+        build_first_shard_request,
         table="first reconcile of a gated model",
     ),
 ]

@@ -10,6 +10,7 @@ from compose_model_cache.keys import resource_keys
 from compose_model_cache.main import NAME
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.api import MODEL_CACHE_SHARD as SHARD
+from modelfleet_contracts.edge.requirements import cluster_requirement
 from modelfleet_contracts.edge.runner import SafeRunner
 from modelfleet_contracts.models.modelcache import ModelCacheSpec
 from modelfleet_devtools.requests import (
@@ -113,7 +114,9 @@ def reconcile(
             "conditions": status.get("conditions", []),
         }
         own = {k: o for k, o in observed.items() if k not in legacy}
-        rsp = RUNNER.run(run_function_request(shard, observed=own))
+        rsp = RUNNER.run(
+            run_function_request(shard, observed=own, required=_named(clusters, names))
+        )
         staged.update(rsp.desired.resources)
         shard["status"] = with_status(shard, rsp)["status"]
         observed_shards[key] = shard
@@ -127,6 +130,17 @@ def reconcile(
     for key, composed in staged.items():
         merged.desired.resources[key].CopyFrom(composed)
     return _checked(xr, merged, validate)
+
+
+def _named(
+    clusters: list[dict[str, Any]] | None, names: list[str]
+) -> dict[str, list[Any]] | None:
+    """What Crossplane resolves for a shard's requirements: each of its clusters by name
+    (nothing yet while the ModelCache's are not resolved either)."""
+    if clusters is None:
+        return None
+    by_name = {c["metadata"]["name"]: c for c in clusters}
+    return {cluster_requirement(n): [by_name[n]] if n in by_name else [] for n in names}
 
 
 def _shard_of(xr: dict[str, Any], keys: set[str]) -> dict[str, Any]:

@@ -143,14 +143,14 @@ def test_a_shard_told_what_was_staged_composes_no_job_and_reports_ready():
     """The other half of the handover: the shard keeps the cluster Ready, latched, and
     composes its claim (the same PVC) but no Job: nothing is fetched again."""
     xr = staged_before("Ready")
-    entry = shard_entry(read_cluster(US), xr["status"]["clusters"][0])
+    entry = shard_entry("gke-us", xr["status"]["clusters"][0])
     shard = {
         "apiVersion": "modelfleet.io/v1alpha1",
         "kind": "ModelCacheShard",
         "metadata": {"name": "qwen-x1y2z", "namespace": "ml-team"},
         "spec": {"cacheName": "qwen", "cache": model_cache()["spec"], "clusters": [entry]},
     }
-    outcome = compose_shard(shard, {CLAIM: BOUND})
+    outcome = compose_shard(shard, [read_cluster(US)], {CLAIM: BOUND})
     assert CLAIM in outcome.desired and JOB not in outcome.desired
     assert outcome.status is not None
     assert [r["phase"] for r in outcome.status["clusters"]] == ["Ready"]

@@ -81,14 +81,20 @@ def test_each_shard_is_told_its_clusters_the_cache_spec_and_nothing_of_the_selec
     assert shard["spec"]["cacheName"] == "qwen"
     assert "clusterSelector" not in shard["spec"]["cache"]
     assert shard["spec"]["cache"]["huggingFace"] == xr["spec"]["huggingFace"]
-    first = shard["spec"]["clusters"][0]
-    assert first == {
-        "name": "c000",
-        "connected": True,
-        "providerConfigName": "c000",
-        "workloadNamespace": "modelfleet",
-        "storageClassName": first["storageClassName"],
-    }
+    assert shard["spec"]["clusters"][0] == {"name": "c000"}
+    assert len(shard["spec"]["clustersRevision"]) == 12
+
+
+def test_a_change_to_a_shards_cluster_changes_its_spec_so_it_looks_again_at_once():
+    """Crossplane watches a shard's spec, not the InferenceClusters it reads."""
+
+    def revisions(clusters: list[Any]) -> dict[str, str]:
+        desired = fleet(clusters=clusters).desired
+        return {k: s["spec"]["clustersRevision"] for k, s in desired.items() if isinstance(s, dict)}
+
+    before = revisions(FLEET)
+    after = revisions([read_cluster(inference_cluster("c000", connected=False)), *FLEET[1:]])
+    assert {k for k in after if after[k] != before[k]} == {shard_key(0)}
 
 
 READY_ROW = {

@@ -33,6 +33,7 @@ from compose_model_cache.progress import summary_progress
 from compose_model_cache.shards import (
     ObservedShard,
     assign_shards,
+    clusters_revision,
     shard_entry,
     shard_resource,
 )
@@ -117,10 +118,9 @@ def compose_fleet(
     views = {v.name: v for v in matched}
     raw_spec = mapping_at(xr, "spec")
     for key, members in assign_shards(views, shards).items():
-        entries = [
-            shard_entry(views[c], previous.get(c) if c not in reported else None) for c in members
-        ]
-        outcome.desired[key] = shard_resource(name, namespace, raw_spec, pin, entries)
+        entries = [shard_entry(c, previous.get(c) if c not in reported else None) for c in members]
+        revision = clusters_revision(views[c] for c in members)
+        outcome.desired[key] = shard_resource(name, namespace, raw_spec, pin, entries, revision)
 
     byo_claim = bool(spec.storage and spec.storage.existingClaimName)
     blocked = {v.name: why for v in matched if (why := why_cannot_stage(v, byo_claim))}

@@ -8,14 +8,19 @@ from modelfleet_contracts.edge import structs
 from modelfleet_contracts.edge.clusters import read_cluster_struct
 from modelfleet_contracts.edge.observed import read_observed
 from modelfleet_contracts.edge.outcome import apply_outcome
-from modelfleet_contracts.edge.requirements import require_selected_clusters, resolved
+from modelfleet_contracts.edge.requirements import (
+    require_named_clusters,
+    require_selected_clusters,
+    resolved,
+    resolved_named,
+)
 from modelfleet_contracts.fields import list_at, mapping_at, mapping_path
 
 from compose_model_cache.existing import ECHOED_SPEC_READ
 from compose_model_cache.fleet import compose_fleet
 from compose_model_cache.handover import LegacyObject
 from compose_model_cache.keys import echoed_key
-from compose_model_cache.shard import compose_shard
+from compose_model_cache.shard import cluster_names, compose_shard
 from compose_model_cache.shards import ObservedShard, shard_index
 from compose_model_cache.status import PROGRESS_REASONS
 
@@ -138,5 +143,8 @@ def _run_shard(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, xr: 
     }
     echoes = {name: echoed for name, (echoed, _) in read.items()}
     asks = {name: asked for name, (_, asked) in read.items() if asked}
-    outcome = compose_shard(xr, observed, echoes, asks)
+    names = cluster_names(xr)
+    require_named_clusters(rsp, names)
+    clusters = resolved_named(req, names, lambda s: read_cluster_struct(s, node_pools=False))
+    outcome = compose_shard(xr, clusters, observed, echoes, asks)
     apply_outcome(req, rsp, xr, outcome, progress_reasons=PROGRESS_REASONS)

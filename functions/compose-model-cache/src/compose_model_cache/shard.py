@@ -2,9 +2,9 @@
 
 A shard is the ModelCache as it was before shards, over the clusters its spec lists: the
 same claims, Secrets and hydration Jobs under the same names and keys, decided by the same
-core (core.compose_cache). What the ModelCache read of its InferenceClusters, its spec and
-its pin arrive in the shard's spec (fleet.py), so a shard reads nothing else and reconciling
-it costs its own clusters' objects, whatever the size of the fleet.
+core (core.compose_cache). The ModelCache's spec and pin arrive in the shard's spec
+(fleet.py); the shard reads its own clusters' InferenceClusters, by name. Reconciling it
+costs its own clusters' objects, whatever the size of the fleet.
 """
 
 from typing import Any
@@ -15,26 +15,6 @@ from modelfleet_contracts.observed import ObservedObject
 from modelfleet_contracts.outcome import Outcome
 
 from compose_model_cache.core import compose_cache
-
-
-def cluster_view(entry: dict[str, Any]) -> ClusterView:
-    """A shard's `spec.clusters[]` entry as the view the core reads (fleet.shard_entry writes
-    it): storage is listed only when the cluster reports ready ReadWriteMany storage."""
-
-    def text(key: str) -> str | None:
-        value = entry.get(key)
-        return value if isinstance(value, str) and value else None
-
-    storage = text("storageClassName")
-    return ClusterView(
-        name=text("name") or "",
-        labels={},
-        provider_config_name=text("providerConfigName"),
-        workload_namespace=text("workloadNamespace"),
-        connected=entry.get("connected") is True,
-        storage_class_name=storage,
-        shared_storage_ready=storage is not None,
-    )
 
 
 def _previous_rows(own: list[Any], clusters: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -74,17 +54,24 @@ def as_cache(shard: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def cluster_names(shard: dict[str, Any]) -> list[str]:
+    """The clusters the shard's spec lists, in order, each once."""
+    names = (e.get("name") for e in list_at(mapping_at(shard, "spec"), "clusters"))
+    return list(dict.fromkeys(n for n in names if isinstance(n, str) and n))
+
+
 def compose_shard(
     shard: dict[str, Any],
+    clusters: list[ClusterView] | None,
     observed: dict[str, ObservedObject],
     echoes: dict[str, dict[str, Any]] | None = None,
     asks: dict[str, str] | None = None,
 ) -> Outcome:
-    """What the shard composes and reports: the cache's core over the clusters it lists."""
-    clusters = [e for e in list_at(mapping_at(shard, "spec"), "clusters") if isinstance(e, dict)]
-    views = [cluster_view(e) for e in clusters]
-    outcome = compose_cache(as_cache(shard), views, observed, echoes, asks)
-    # What the core would look again for (a cluster that cannot stage yet) reaches a shard
-    # as a change to its spec, which Crossplane watches: no need to ask for an early run.
-    outcome.recheck_soon = False
-    return outcome
+    """What the shard composes and reports: the cache's core over the clusters it lists.
+    `clusters`: their InferenceClusters as Crossplane resolved them (None: not yet); one
+    that no longer exists is not among them, and loses its objects as it always did."""
+    if clusters is None:
+        return Outcome.resolving(shard, "ArtifactReady", "the InferenceClusters this shard lists")
+    listed = set(cluster_names(shard))
+    views = [v for v in clusters if v.name in listed]
+    return compose_cache(as_cache(shard), views, observed, echoes, asks)

@@ -8,6 +8,8 @@ shard. A shard whose clusters all stopped matching is left out, and Crossplane d
 with what it composed, as it would a cluster's objects.
 """
 
+import hashlib
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,9 +20,10 @@ from modelfleet_contracts.labels import owner_labels
 
 # Clusters per shard. A shard's reconcile applies its clusters' claims, Secrets and Jobs
 # (three Objects each): 32 keeps that well inside Crossplane's reconcile deadline on a busy
-# control plane, and the ModelCache's own response small at 5000 clusters (docs/modelcache.md).
+# control plane, and a shard's request and response small (docs/modelcache.md).
 SHARD_SIZE = 32
 SHARD_KEY_PREFIX = "shard-"
+REVISION_LEN = 12
 
 # What a shard is told of a cluster's previous row (its `staged`), once: enough to keep a
 # Ready cluster latched and its figures (shard.as_cache).
@@ -69,18 +72,29 @@ def assign_shards(
     return {key: sorted(names) for key, names in members.items() if names}
 
 
-def shard_entry(view: ClusterView, staged: dict[str, Any] | None) -> dict[str, Any]:
-    """A cluster as a shard's spec lists it (shard.cluster_view reads it back)."""
-    entry: dict[str, Any] = {"name": view.name, "connected": view.connected}
-    if view.provider_config_name:
-        entry["providerConfigName"] = view.provider_config_name
-    if view.workload_namespace:
-        entry["workloadNamespace"] = view.workload_namespace
-    if view.has_shared_storage:
-        entry["storageClassName"] = view.storage_class_name
+def shard_entry(name: str, staged: dict[str, Any] | None) -> dict[str, Any]:
+    """A cluster as a shard's spec lists it: its name, and what was staged there before."""
+    entry: dict[str, Any] = {"name": name}
     if staged:
         entry["staged"] = {k: staged[k] for k in STAGED_FIELDS if staged.get(k) is not None}
     return entry
+
+
+def clusters_revision(views: Iterable[ClusterView]) -> str:
+    """A digest of what the shard reads of its clusters. Crossplane watches a shard's spec,
+    not the InferenceClusters it reads: this changes when they do, so the shard looks again
+    as soon as the ModelCache does, without the ModelCache copying them into every shard."""
+    facts = [
+        (
+            v.name,
+            v.connected,
+            v.provider_config_name,
+            v.workload_namespace,
+            v.storage_class_name if v.has_shared_storage else None,
+        )
+        for v in sorted(views, key=lambda v: v.name)
+    ]
+    return hashlib.sha256(json.dumps(facts).encode()).hexdigest()[:REVISION_LEN]
 
 
 def shard_resource(
@@ -89,12 +103,14 @@ def shard_resource(
     spec: dict[str, Any],
     pinned: dict[str, Any] | None,
     entries: list[dict[str, Any]],
+    revision: str,
 ) -> dict[str, Any]:
     """The ModelCacheShard composed for `entries`; Crossplane names it after the cache."""
     shard_spec: dict[str, Any] = {
         "cacheName": cache,
         "cache": {k: v for k, v in spec.items() if k != "clusterSelector"},
         "clusters": entries,
+        "clustersRevision": revision,
     }
     if pinned:
         shard_spec["pinnedRevision"] = pinned

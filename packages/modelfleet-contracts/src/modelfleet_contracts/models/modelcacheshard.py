@@ -53,28 +53,12 @@ class Staged(BaseModel):
 
 class Cluster(BaseModel):
     """
-    One cluster, as its InferenceCluster's status reports it.
+    One cluster of the shard.
     """
 
     name: Annotated[str, Field(max_length=253)]
     """
-    The InferenceCluster.
-    """
-    connected: bool | None = None
-    """
-    Whether it reports Connected.
-    """
-    providerConfigName: str | None = None
-    """
-    Its provider-kubernetes ClusterProviderConfig.
-    """
-    workloadNamespace: str | None = None
-    """
-    Its workload namespace.
-    """
-    storageClassName: str | None = None
-    """
-    Its ReadWriteMany storage class, when ready.
+    The InferenceCluster, which the shard reads by name.
     """
     staged: Staged | None = None
     """
@@ -105,9 +89,13 @@ class ModelCacheShardSpec(BaseModel):
     """
     The ModelCache's pinned commit or digest, handed to every hydration Job.
     """
+    clustersRevision: Annotated[str | None, Field(max_length=64)] = None
+    """
+    A digest of what this shard's InferenceClusters report, as the ModelCache last read them. Crossplane watches a shard's spec, not the InferenceClusters it reads, so this changes when they do and the shard looks again at once.
+    """
     clusters: Annotated[list[Cluster], Field(max_length=1000)]
     """
-    The clusters of this shard, with what their InferenceClusters report.
+    The clusters of this shard.
     """
 
 
