@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 from crossplane.function import resource
+from modelfleet_contracts.edge.requirements import cluster_requirement
 from modelfleet_contracts.edge.runner import SafeRunner
 from modelfleet_contracts.observed import LAST_APPLIED
 from modelfleet_devtools import audit
@@ -87,7 +88,12 @@ def test_compose_model_cache_never_copies_the_token_it_is_tempted_with(connected
     reference only, warns about the exposure, and keeps a blocked cluster's Object without
     the values."""
     clusters = [inference_cluster("gke-us")]
-    first = CACHE_RUNNER.run(run_function_request(VALID_CACHE, required={CLUSTERS: clusters}))
+    # The cache's shard composes the cluster's Objects: it is what the token tempts.
+    cache = CACHE_RUNNER.run(run_function_request(VALID_CACHE, required={CLUSTERS: clusters}))
+    shard = desired_resources(cache)["shard-0"]
+    shard["metadata"] |= {"name": "qwen-7xk2p", "namespace": "ml-team"}
+    named = {cluster_requirement("gke-us"): clusters}
+    first = CACHE_RUNNER.run(run_function_request(shard, required=named))
     composed = desired_resources(first)
     creds = next(k for k in composed if k.endswith("creds"))
     echoed = observed_object(composed[creds], ready=True)
@@ -99,7 +105,9 @@ def test_compose_model_cache_never_copies_the_token_it_is_tempted_with(connected
     observed = {**composed, creds: echoed}
     clusters = [inference_cluster("gke-us", connected=connected)]
     req = run_function_request(
-        VALID_CACHE, observed=observed, required={CLUSTERS: [*clusters, USER_SECRET]}
+        shard,
+        observed=observed,
+        required={cluster_requirement("gke-us"): clusters, "user-secret": [USER_SECRET]},
     )
     found = audit.Audit()
     rsp = CACHE_RUNNER.run(req)

@@ -53,21 +53,23 @@ def test_request_builder_reaches_the_measured_state_at_size_one(path: Path):
 CACHE_SCRIPT = ROOT / "functions/compose-model-cache/benchmarks/bench_cache.py"
 
 
-@pytest.mark.parametrize("over_slots", [False, True], ids=["one cluster", "more than the slots"])
-def test_cache_tables_build_what_they_measure(over_slots: bool):
-    """Both compose-model-cache tables, at one cluster and at one more than hydrate at once:
-    the steady-state builder reaches Ready through the waves, and the largest-response
-    builder's per-cluster check (claim, token Secret, Job and its access) holds."""
+@pytest.mark.parametrize("count", [1, 33], ids=["one cluster", "more than a shard holds"])
+def test_cache_tables_build_what_they_measure(count: int):
+    """Every compose-model-cache table, at one cluster and at one more than a shard holds:
+    the ModelCache turns Ready on its shards' word, and so does its first shard on its Jobs';
+    the first shard of a gated model composes a claim, a token Secret and a Job with its
+    access on each of its clusters, and no more than a shard holds."""
     bench = load(CACHE_SCRIPT)
-    count = bench.MAX_HYDRATIONS + 1 if over_slots else 1
-    assert bench.RUNNER.run(bench.build_request(count)).desired.composite.ready == (fnv1.READY_TRUE)
-    rsp = bench.RUNNER.run(bench.build_first_request(count))
-    per_cluster = bench.composed_per_cluster(rsp)
+    for build in (bench.build_request, bench.build_shard_request):
+        assert bench.RUNNER.run(build(count)).desired.composite.ready == fnv1.READY_TRUE
+    first = bench.RUNNER.run(bench.build_first_request(count))
+    assert len(first.desired.resources) == -(-count // bench.SHARD_SIZE)
+    per_cluster = bench.composed_per_cluster(
+        bench.RUNNER.run(bench.build_first_shard_request(count))
+    )
     job_with_access = ("Job", "PersistentVolumeClaim", "Role", "RoleBinding", "Secret")
     job_with_access += ("ServiceAccount",)
-    assert per_cluster[job_with_access] == min(count, bench.MAX_HYDRATIONS)
-    assert per_cluster[("PersistentVolumeClaim", "Secret")] == count - per_cluster[job_with_access]
-    assert sum(per_cluster.values()) == count
+    assert per_cluster == {job_with_access: min(count, bench.SHARD_SIZE)}
 
 
 def test_the_docs_have_one_section_for_every_table_of_every_script():
@@ -105,9 +107,10 @@ def test_the_simulate_benchmark_runs_a_fleet_to_ready_and_excerpts_it(tmp_path):
     simulate = load(SIMULATE_SCRIPT)
     with running_functions(start=simulate.FUNCTIONS) as servers:
         run = simulate.measure(2, servers, tmp_path, models=1)
-    # 2 InferenceClusters, the ModelCache, the ModelDeployment and its 2 ModelReplicas
-    assert (run.result, run.lost, run.xrs) == ("Ready", 0, 6)
-    assert run.row().startswith("| 2 | 6 | ") and run.printed[-1].startswith("all 6 XRs Ready")
+    # 2 InferenceClusters, the ModelCache and its shard, the ModelDeployment and its 2
+    # ModelReplicas
+    assert (run.result, run.lost, run.xrs) == ("Ready", 0, 7)
+    assert run.row().startswith("| 2 | 7 | ") and run.printed[-1].startswith("all 7 XRs Ready")
     shown = simulate.excerpt(run)
     assert "round 1   ModelCache ml-team/m00" in shown and run.printed[-1] in shown
 

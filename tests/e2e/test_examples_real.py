@@ -35,7 +35,7 @@ from modelfleet_devtools.e2e.fleet import (
     wait_for_nothing_left,
 )
 from modelfleet_devtools.e2e.outcome import (
-    composed_replicas,
+    composed_xrs,
     real_outcomes,
     simulated_outcomes,
 )
@@ -58,7 +58,7 @@ def reach(
 
     def matches() -> bool:
         plane.check_alive()
-        xrs = [*objects, *composed_replicas(plane.client, namespaces)]
+        xrs = [*objects, *composed_xrs(plane.client, namespaces)]
         seen.clear()
         seen.update(real_outcomes(plane.client, [x for x in xrs if x["kind"] != "Secret"]))
         return seen == expected

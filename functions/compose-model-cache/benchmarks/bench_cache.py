@@ -28,6 +28,7 @@ from compose_model_cache.main import NAME
 from compose_model_cache.shards import SHARD_SIZE
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.api import MODEL_CACHE_SHARD
+from modelfleet_contracts.edge.requirements import cluster_requirement
 from modelfleet_contracts.edge.runner import SafeRunner
 from modelfleet_devtools.bench import Scenario, observed_as_stored, require_ready, run_script
 from modelfleet_devtools.requests import desired_resources, desired_status, run_function_request
@@ -93,7 +94,7 @@ def shards_of(rsp: fnv1.RunFunctionResponse) -> dict[str, dict[str, Any]]:
     return {k: r for k, r in desired_resources(rsp).items() if r["kind"] == MODEL_CACHE_SHARD}
 
 
-def build_cache_request(count: int) -> fnv1.RunFunctionRequest:
+def build_request(count: int) -> fnv1.RunFunctionRequest:
     """The ModelCache's reconcile at which its shards report all `count` clusters Ready."""
     xr, fleet = model_cache(), clusters(count)
     first = RUNNER.run(run_function_request(xr, required={CLUSTERS: fleet}))
@@ -125,7 +126,7 @@ def build_cache_request(count: int) -> fnv1.RunFunctionRequest:
     return req
 
 
-def build_first_cache_request(count: int) -> fnv1.RunFunctionRequest:
+def build_first_request(count: int) -> fnv1.RunFunctionRequest:
     """The ModelCache's first reconcile over `count` clusters: every shard composed."""
     req = run_function_request(model_cache(), required={CLUSTERS: clusters(count)})
     shards = shards_of(RUNNER.run(req))
@@ -134,25 +135,26 @@ def build_first_cache_request(count: int) -> fnv1.RunFunctionRequest:
     return req
 
 
-def shard(count: int, *, gated: bool = False) -> dict[str, Any]:
-    """The first shard of a ModelCache over `count` clusters, as the ModelCache composes it."""
+def first_shard(count: int, *, gated: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The shard a ModelCache over `count` clusters composes first (the others are like it),
+    and its clusters as Crossplane resolves its requirements: each by name."""
     xr = model_cache()
     if gated:
         xr["spec"]["huggingFace"]["tokenSecretRef"] = {"name": "hf-token", "key": "token"}
-    fleet = clusters(min(count, SHARD_SIZE))  # the first shard's; the others are like it
+    fleet = clusters(min(count, SHARD_SIZE))
     composed = shards_of(RUNNER.run(run_function_request(xr, required={CLUSTERS: fleet})))
-    first = composed["shard-0"]
-    first["metadata"] |= {"name": "llama-405b-7xk2p", "namespace": "ml-platform"}
-    return first
+    shard = composed["shard-0"]
+    shard["metadata"] |= {"name": "llama-405b-7xk2p", "namespace": "ml-platform"}
+    return shard, {cluster_requirement(c["metadata"]["name"]): [c] for c in fleet}
 
 
 def build_shard_request(count: int) -> fnv1.RunFunctionRequest:
     """The reconcile at which a shard of a `count`-cluster cache turns Ready."""
-    xr = shard(count)
+    shard, named = first_shard(count)
     observed: dict[str, Any] = {}
     # One reconcile composes the claims and Jobs; the next sees them done.
     for _ in range(3):
-        req = run_function_request(xr, observed=observed)
+        req = run_function_request(shard, observed=observed, required=named)
         rsp = RUNNER.run(req)
         if rsp.desired.composite.ready == fnv1.READY_TRUE:
             require_ready(RUNNER, req, f"shard of a ModelCache over {count} clusters")
@@ -166,7 +168,7 @@ def build_shard_request(count: int) -> fnv1.RunFunctionRequest:
             )
             for name, obj in desired_resources(rsp).items()
         }
-        xr["status"] = desired_status(rsp)
+        shard["status"] = desired_status(rsp)
     raise SystemExit(f"shard of {count} clusters: never Ready, every Object observed done")
 
 
@@ -186,7 +188,8 @@ HYDRATING = tuple(sorted((*STAGED, "Job", "ServiceAccount", "Role", "RoleBinding
 
 def build_first_shard_request(count: int) -> fnv1.RunFunctionRequest:
     """A shard's first reconcile of a gated model: nothing observed yet."""
-    req = run_function_request(shard(count, gated=True))
+    shard, named = first_shard(count, gated=True)
+    req = run_function_request(shard, required=named)
     composed = composed_per_cluster(RUNNER.run(req))
     expected = Counter({HYDRATING: min(count, SHARD_SIZE)})
     if composed != expected:
@@ -204,13 +207,13 @@ SCENARIOS = [
     Scenario(
         "compose-model-cache: one ModelCache over N clusters turning Ready "
         "(N/32 shards report every cluster Ready)",
-        build_cache_request,
+        build_request,
         table="turning Ready",
     ),
     Scenario(
         "compose-model-cache: first reconcile of a ModelCache over N clusters "
         "(every shard composed, told its clusters: its largest response)",
-        build_first_cache_request,
+        build_first_request,
         table="first reconcile",
     ),
     Scenario(

@@ -132,9 +132,7 @@ def reconcile(
     return _checked(xr, merged, validate)
 
 
-def _named(
-    clusters: list[dict[str, Any]] | None, names: list[str]
-) -> dict[str, list[Any]] | None:
+def _named(clusters: list[dict[str, Any]] | None, names: list[str]) -> dict[str, list[Any]] | None:
     """What Crossplane resolves for a shard's requirements: each of its clusters by name
     (nothing yet while the ModelCache's are not resolved either)."""
     if clusters is None:

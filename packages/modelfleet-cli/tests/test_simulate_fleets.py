@@ -172,7 +172,8 @@ def test_every_xr_held_for_unresolved_requirements_says_what_it_waits_for(functi
         for line in verdict["told"]
         if line.startswith("round 6 ") and "Resolving: waiting for Crossplane to resolve " in line
     }
-    assert told == set(result["xrs"]) and len(told) == 6, verdict["told"]
+    # two clusters, a cache with its shard, a deployment with its two replicas
+    assert told == set(result["xrs"]) and len(told) == 7, verdict["told"]
     assert all(xr["ready"] for xr in result["xrs"].values())
 
 

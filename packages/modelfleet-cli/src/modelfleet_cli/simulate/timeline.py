@@ -8,7 +8,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from modelfleet_contracts.api import INFERENCE_CLUSTER, MODEL_CACHE, MODEL_DEPLOYMENT
+from modelfleet_contracts.api import (
+    INFERENCE_CLUSTER,
+    MODEL_CACHE,
+    MODEL_CACHE_SHARD,
+    MODEL_DEPLOYMENT,
+)
 from modelfleet_contracts.conditions import condition_true, listed
 from modelfleet_contracts.fields import int_at, list_at, mapping_at
 from modelfleet_contracts.outcome import RESOLVING
@@ -91,7 +96,7 @@ def summarize(xr: dict[str, Any]) -> tuple[str, list[str]]:
     conditions = _conditions(xr)
     kind = xr.get("kind")
     details: list[str] = []
-    if kind in (MODEL_CACHE, MODEL_DEPLOYMENT):
+    if kind in (MODEL_CACHE, MODEL_CACHE_SHARD, MODEL_DEPLOYMENT):
         rows = [r for r in list_at(status, "clusters") if isinstance(r, dict)]
         details = [
             f"{r.get('name')}: {r['message']}"

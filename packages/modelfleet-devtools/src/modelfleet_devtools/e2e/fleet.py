@@ -18,6 +18,7 @@ GROUP_VERSION = "modelfleet.io/v1alpha1"
 PLURALS = {
     "InferenceCluster": "inferenceclusters",
     "ModelCache": "modelcaches",
+    "ModelCacheShard": "modelcacheshards",
     "ModelDeployment": "modeldeployments",
     "ModelReplica": "modelreplicas",
 }
@@ -73,6 +74,7 @@ DELETION_ORDER = ("ModelReplica", "ModelDeployment", "ModelCache", "InferenceClu
 CONTROL_PLANE_LEFTOVERS = (
     ("kubernetes.m.crossplane.io/v1alpha1", "objects"),
     ("modelfleet.io/v1alpha1", "modelreplicas"),
+    ("modelfleet.io/v1alpha1", "modelcacheshards"),
     ("protection.crossplane.io/v1beta1", "usages"),
 )
 WORKLOAD_KINDS = (

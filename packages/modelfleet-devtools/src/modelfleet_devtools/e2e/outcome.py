@@ -55,8 +55,12 @@ def outcome_of(status: Json | None) -> XrOutcome:
     return XrOutcome(ready, own, rows)
 
 
+# XRs an XR composes: a ModelDeployment's ModelReplicas, a ModelCache's shards.
+COMPOSED_KINDS = ("ModelReplica", "ModelCacheShard")
+
+
 def xr_key(kind: str, namespace: str | None, name: str) -> str:
-    if kind == "ModelReplica":  # composed: named <deployment>-<cluster>-<generated suffix>
+    if kind in COMPOSED_KINDS:  # named <owner>[-<cluster>]-<suffix> (generated, or simulated)
         name = name.rsplit("-", 1)[0]
     return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
 
@@ -88,14 +92,16 @@ def real_outcomes(client: KubeClient, xrs: Iterable[Json]) -> dict[str, XrOutcom
     return found
 
 
-def composed_replicas(client: KubeClient, namespaces: Iterable[str]) -> list[Json]:
-    """ModelReplicas a ModelDeployment composed (they are XRs too, with their own outcome)."""
+def composed_xrs(client: KubeClient, namespaces: Iterable[str]) -> list[Json]:
+    """ModelReplicas and ModelCacheShards the fleet's XRs composed (XRs too, with their own
+    outcome)."""
     from .kube import resource_path
 
-    replicas = []
+    composed = []
     for namespace in sorted(set(namespaces)):
-        for item in client.list(
-            resource_path("modelfleet.io/v1alpha1", PLURALS["ModelReplica"], namespace)
-        ):
-            replicas.append({"kind": "ModelReplica", "metadata": item["metadata"]})
-    return replicas
+        for kind in COMPOSED_KINDS:
+            for item in client.list(
+                resource_path("modelfleet.io/v1alpha1", PLURALS[kind], namespace)
+            ):
+                composed.append({"kind": kind, "metadata": item["metadata"]})
+    return composed

@@ -29,6 +29,7 @@ CONFIGURATION: dict[str, object] = {
 XRD_NAMES = (
     "inferenceclusters.modelfleet.io",
     "modelcaches.modelfleet.io",
+    "modelcacheshards.modelfleet.io",
     "modeldeployments.modelfleet.io",
     "modelreplicas.modelfleet.io",
 )
