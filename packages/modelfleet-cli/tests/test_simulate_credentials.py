@@ -46,7 +46,9 @@ def _simulate(functions: Any, fleet: Path) -> tuple[dict[str, Any], str]:
 
 @pytest.mark.parametrize(
     ("settings", "warnings"),
-    [(None, 0), ("sanitizeSecrets: true\n", 0), ("sanitizeSecrets: false\n", 1)],
+    # Without the flag: one Warning on the shard whose Object echoes the token, and one on
+    # the cache, which reports what its shards do.
+    [(None, 0), ("sanitizeSecrets: true\n", 0), ("sanitizeSecrets: false\n", 2)],
     ids=["default", "with the flag", "without the flag"],
 )
 def test_the_cache_warns_once_when_the_provider_echoes_the_token(
@@ -55,6 +57,7 @@ def test_the_cache_warns_once_when_the_provider_echoes_the_token(
     result, timeline = _simulate(functions, _fleet(tmp_path, settings))
     about = [e for e in result["events"] if WARNING in e["message"]]
     assert len(about) == warnings
+    assert len({e["xr"] for e in about}) == warnings, "once on each"
     assert all(e["severity"] == "Warning" and "--sanitize-secrets" in e["message"] for e in about)
     assert ("CredentialsRedacted=False ExposedByProvider" in timeline) is bool(warnings)
     # The cache still becomes Ready: the warning is about exposure, not about staging.

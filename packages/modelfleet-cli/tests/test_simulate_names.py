@@ -22,7 +22,7 @@ from modelfleet_cli.simulate.names import (
     composed_name,
     controller_conflict,
 )
-from modelfleet_contracts.api import API_VERSION, MODEL_CACHE
+from modelfleet_contracts.api import MODEL_CACHE_SHARD
 
 sys.path.insert(0, str(Path(__file__).parent))
 from quickstart_fleet import write_quickstart_fleet
@@ -124,16 +124,18 @@ def test_another_xrs_object_under_the_name_is_kept_and_the_xr_is_warned(function
     plane = ControlPlane(
         fleet, repository_compositions(), functions, workload_clusters(fleet, {}), []
     )
-    cache = plane.store[(API_VERSION, MODEL_CACHE, "ml-team", "qwen3-0-6b")]
+    plane.run_round()  # the cache composes its shard; the cluster is not connected yet
+    [shard] = [o for k, o in plane.store.items() if k[1] == MODEL_CACHE_SHARD]
     taken = composed(None, resource=None)
     taken["metadata"] = {
-        "name": child_name("qwen3-0-6b-", cache["metadata"]["uid"], "gke-dev-claim"),
+        # Crossplane names what an XR composes after the root XR, with the XR's own UID.
+        "name": child_name("qwen3-0-6b-", shard["metadata"]["uid"], "gke-dev-claim"),
         "namespace": "ml-team",
         "ownerReferences": [{"uid": "someone-else", "controller": True, "kind": "ModelCache"}],
     }
     taken["spec"] = {"forProvider": {"manifest": {"kind": "ConfigMap"}}}
     key = plane._put(taken)
-    for _ in range(3):
+    for _ in range(2):
         plane.run_round()
     assert plane.store[key]["spec"] == {"forProvider": {"manifest": {"kind": "ConfigMap"}}}
     warnings = [e.message for e in plane.events if e.severity == "Warning"]

@@ -57,7 +57,9 @@ def test_a_new_source_mid_download_replaces_the_jobs_and_loses_nothing(functions
     assert {r["phase"] for r in the_cache(plane)["status"]["clusters"]} == {"Hydrating"}
 
     the_cache(plane)["spec"]["huggingFace"]["revision"] = "refs/pr/1"  # the user's edit
-    plane.run_round()
+    plane.run_round()  # the cache tells its shard the new source
+    assert hydration_objects(plane) == old, "nothing deleted before the shard knows"
+    plane.run_round()  # the shard replaces the Jobs
     new = hydration_objects(plane)
     assert not old & new, "the old source's Jobs and access are deleted"
     assert {(c, k) for c, k, _ in new} == {(c, k) for c, k, _ in old}, "new ones in their place"
