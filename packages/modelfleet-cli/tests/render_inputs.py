@@ -1,16 +1,22 @@
 """The observed and required state `modelfleet render` needs to show an example past its first
 reconcile, derived from the real functions (so it is what they report, not made up):
 
-- `examples/<name>/render/observed-<xr>.yaml`: an InferenceCluster's or a ModelCache's
-  composed resources as the providers report them once done on the workload cluster (Ready;
-  the StorageClass with its provisioner, the Namespace Active, the claim Bound, the
-  hydration Job Complete);
+- `examples/<name>/render/observed-<xr>.yaml`: an XR's composed resources once done: an
+  InferenceCluster's or a ModelCacheShard's as the providers report them on the workload
+  cluster (Ready; the StorageClass with its provisioner, the Namespace Active, the claim
+  Bound, the hydration Job Complete), a ModelCache's ModelCacheShards with the status each
+  reports once its own objects are done (its pipeline run on those);
+- `examples/<name>/render/<cache>-shard-<n>.yaml`: each ModelCacheShard as its ModelCache
+  composes it once settled (its spec, name, namespace and labels; no status), so a shard can
+  be rendered on its own (observed-<cache>-shard-<n>.yaml are its Objects);
 - `examples/<name>/render/providerconfigs.yaml`: the ClusterProviderConfigs the platform team
   made (what an InferenceCluster requires);
 - `examples/<name>/render/clusters.yaml`: the InferenceClusters with the status their function
-  writes from that observed state (what a ModelCache requires);
+  writes from that observed state (what a ModelCache requires by labels, and a
+  ModelCacheShard by name: one requirement per cluster, all resolved from this one file);
 - `examples/<name>/render/required.yaml`: those InferenceClusters and the ModelCaches with the
-  status their function writes (Ready): what a ModelDeployment or a ModelReplica requires.
+  status their function writes once their shards report every cluster Ready: what a
+  ModelDeployment or a ModelReplica requires.
 
 Valid input for both generations of the Crossplane CLI (docs/cli.md):
 - an XR's required resources never include that XR: CLI v2.5's engine stores required
@@ -36,8 +42,9 @@ from modelfleet_cli.discovery import composition_for, repository_compositions, r
 from modelfleet_cli.functions import FunctionServers, running_functions
 from modelfleet_cli.loading import LoadError, load_objects
 from modelfleet_cli.output import whole_numbers_as_int, yaml_stream
-from modelfleet_cli.pipeline import run_pipeline
+from modelfleet_cli.pipeline import PipelineResult, run_pipeline
 from modelfleet_cli.render import CONDITION_TIME
+from modelfleet_contracts.api import MODEL_CACHE_SHARD
 
 FUNCTIONS = (
     "compose-inference-cluster",
@@ -63,6 +70,7 @@ def generated_stream(documents: list[dict[str, Any]]) -> str:
 REQUIRED_FILES = {
     "InferenceCluster": ("providerconfigs.yaml",),
     "ModelCache": ("clusters.yaml",),
+    "ModelCacheShard": ("clusters.yaml",),
     "ModelDeployment": ("required.yaml",),
     "ModelReplica": ("required.yaml",),
 }
@@ -146,17 +154,23 @@ def _done(manifest: dict[str, Any], provisioner: str) -> dict[str, Any]:
     return seen
 
 
+def _composed(xr: dict[str, Any], resource_name: str, desired: dict[str, Any]) -> dict[str, Any]:
+    """`desired` with the metadata Crossplane gives it once created: named after the XR and
+    its composition resource name, without the controller reference (render_inputs' rules)."""
+    out = composed_metadata(desired, xr, resource_name)
+    out["metadata"].pop("generateName", None)
+    out["metadata"].pop("ownerReferences", None)
+    out["metadata"]["name"] = f"{xr['metadata']['name']}-{resource_name}"
+    return out
+
+
 def observed_objects(
     xr: dict[str, Any], desired: dict[str, dict[str, Any]], provisioner: str
 ) -> list[dict[str, Any]]:
     """The XR's composed resources as the providers report them once they are done."""
-    name = xr["metadata"]["name"]
     observed = []
     for resource_name, obj in sorted(desired.items()):
-        out = composed_metadata(obj, xr, resource_name)
-        out["metadata"].pop("generateName", None)
-        out["metadata"].pop("ownerReferences", None)
-        out["metadata"]["name"] = f"{name}-{resource_name}"
+        out = _composed(xr, resource_name, obj)
         status: dict[str, Any] = {"conditions": [_ready_condition()]}
         manifest = obj.get("spec", {}).get("forProvider", {}).get("manifest")
         if isinstance(manifest, dict):
@@ -166,6 +180,31 @@ def observed_objects(
     return observed
 
 
+def _by_resource_name(observed: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {o["metadata"]["annotations"][ANNOTATION_RESOURCE_NAME]: o for o in observed}
+
+
+def _run(
+    functions: FunctionServers,
+    xr: dict[str, Any],
+    pool: list[dict[str, Any]],
+    observed: list[dict[str, Any]] | None = None,
+) -> PipelineResult:
+    """One reconcile of `xr`, as Crossplane runs it."""
+    composition = composition_for(xr, repository_compositions())
+    assert composition is not None, xr["kind"]
+    result = run_pipeline(
+        xr,
+        composition,
+        functions,
+        observed=_by_resource_name(observed or []),
+        required_pool=pool,
+        now=CONDITION_TIME,
+    )
+    assert result.fatal is None, result.error
+    return result
+
+
 def reconciled(
     functions: FunctionServers,
     xr: dict[str, Any],
@@ -173,14 +212,7 @@ def reconciled(
     observed: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """`xr` as Crossplane stores it after one reconcile."""
-    composition = composition_for(xr, repository_compositions())
-    assert composition is not None, xr["kind"]
-    by_name = {o["metadata"]["annotations"][ANNOTATION_RESOURCE_NAME]: o for o in observed or []}
-    result = run_pipeline(
-        xr, composition, functions, observed=by_name, required_pool=pool, now=CONDITION_TIME
-    )
-    assert result.fatal is None, result.error
-    return whole_numbers_as_int(result.composite)
+    return whole_numbers_as_int(_run(functions, xr, pool, observed).composite)
 
 
 def settled(
@@ -192,13 +224,46 @@ def settled(
 ) -> dict[str, Any]:
     """`xr` after its composed resources are done: reconciled once, its composed resources
     observed done (written to files as observed-<name>.yaml), reconciled again."""
-    composition = composition_for(xr, repository_compositions())
-    assert composition is not None, xr["kind"]
-    first = run_pipeline(xr, composition, functions, required_pool=pool, now=CONDITION_TIME)
-    assert first.fatal is None, first.error
+    first = _run(functions, xr, pool)
     observed = observed_objects(xr, first.resources, provisioner)
     files[f"observed-{xr['metadata']['name']}.yaml"] = generated_stream(observed)
     return reconciled(functions, xr, pool, observed)
+
+
+# Reconciles of a ModelCache before its shards' specs stop changing (what a shard reports,
+# e.g. the pinned commit, goes back into every shard's spec).
+SETTLE_ROUNDS = 5
+
+
+def settled_cache(
+    functions: FunctionServers,
+    cache: dict[str, Any],
+    clusters: list[dict[str, Any]],
+    files: dict[str, str],
+) -> dict[str, Any]:
+    """A ModelCache once its shards are done: each ModelCacheShard it composes settled (its
+    own Objects observed done; observed-<shard>.yaml, and <shard>.yaml the shard itself),
+    observed with the status it then reports, until what the cache composes no longer
+    changes; the cache as Crossplane stores it then."""
+    observed: list[dict[str, Any]] = []
+    for _ in range(SETTLE_ROUNDS):
+        desired = _run(functions, cache, clusters, observed).resources
+        shard_files: dict[str, str] = {}
+        shards = []
+        for key, obj in sorted(desired.items()):
+            assert obj["kind"] == MODEL_CACHE_SHARD, (key, obj["kind"])
+            shard = _composed(cache, key, obj)
+            shard_files[f"{shard['metadata']['name']}.yaml"] = generated_stream([shard])
+            stored = settled(functions, shard, clusters, "", shard_files)
+            shards.append({**shard, "status": stored["status"]})
+        if shards == observed:
+            break
+        observed = shards
+    else:
+        raise AssertionError(f"{cache['metadata']['name']}: its shards never settle")
+    files.update(shard_files)
+    files[f"observed-{cache['metadata']['name']}.yaml"] = generated_stream(observed)
+    return reconciled(functions, cache, clusters, observed)
 
 
 def render_inputs(example: Path, functions: FunctionServers) -> dict[str, str]:
@@ -215,7 +280,7 @@ def render_inputs(example: Path, functions: FunctionServers) -> dict[str, str]:
         settled(functions, c, configs, _provisioner(c["metadata"]["name"]), files) for c in clusters
     ]
     caches = [
-        settled(functions, cache, stored_clusters, "", files)
+        settled_cache(functions, cache, stored_clusters, files)
         for cache in objects
         if cache["kind"] == "ModelCache"
     ]
@@ -224,6 +289,12 @@ def render_inputs(example: Path, functions: FunctionServers) -> dict[str, str]:
     if caches:
         files["required.yaml"] = generated_stream([*stored_clusters, *caches])
     return files
+
+
+def shard_files(example: Path) -> list[Path]:
+    """The ModelCacheShard XRs of an example's render/ (<cache>-shard-<n>.yaml)."""
+    render = example / "render"
+    return sorted(p for p in render.glob("*-shard-*.yaml") if not p.name.startswith("observed-"))
 
 
 def _provisioner(cluster_name: str) -> str:
