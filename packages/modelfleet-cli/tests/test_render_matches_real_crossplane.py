@@ -1,12 +1,16 @@
 """`modelfleet render` says what the real Crossplane CLIs say, on every example XR with its
-settled render inputs (examples/*/render/): both generations accept the inputs, and the XR's
-status and conditions and the composed resources are the same.
+settled render inputs (examples/*/render/), and on every ModelCacheShard the examples'
+ModelCaches compose (render/<cache>-shard-<n>.yaml): both generations accept the inputs, and
+the XR's status and conditions and the composed resources are the same.
 
 Where the generations differ, by design (docs/cli.md, "With the real crossplane render"):
 CLI v2.5 runs Crossplane's own reconciler, so its XR also carries `Synced`, `Responsive` and
 `spec.crossplane.resourceRefs`, and it names a new composed resource (`generateName` plus a
-suffix); `modelfleet render` prints what v2.2 prints. Skipped, with the path and the variable
-to set, where the real binaries are absent.
+suffix); `modelfleet render` prints what v2.2 prints. CLI v2.5 also sends the functions the
+XR as a control plane stores it, with `spec.crossplane` (its `compositionRef`, and
+`resourceRefs` naming the observed resources): a function that copies its XR's spec into
+what it composes (a ModelCache's into its shards' `spec.cache`) differs here, and only here.
+Skipped, with the path and the variable to set, where the real binaries are absent.
 """
 
 from pathlib import Path
