@@ -108,7 +108,8 @@ def shard_resource(
     """The ModelCacheShard composed for `entries`; Crossplane names it after the cache."""
     shard_spec: dict[str, Any] = {
         "cacheName": cache,
-        "cache": {k: v for k, v in spec.items() if k != "clusterSelector"},
+        # Not Crossplane's own fields of the cache (its composition, its resource refs).
+        "cache": {k: v for k, v in spec.items() if k not in ("clusterSelector", "crossplane")},
         "clusters": entries,
         "clustersRevision": revision,
     }
