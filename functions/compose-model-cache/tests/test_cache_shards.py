@@ -7,16 +7,22 @@ it makes of theirs. (The other cache tests reconcile through the shards: cache_w
 from typing import Any
 
 import pytest
-from cache_world import US, model_cache
+from cache_world import RUNNER, US, model_cache
 from compose_model_cache.fingerprint import source_fingerprint
 from compose_model_cache.fleet import compose_fleet
+from compose_model_cache.fn import CLUSTERS
 from compose_model_cache.shards import SHARD_SIZE, ObservedShard, assign_shards, shard_key
+from hypothesis import given
+from hypothesis import strategies as st
 from modelfleet_contracts.clusters import read_cluster
 from modelfleet_contracts.models.modelcache import ModelCacheSpec
+from modelfleet_devtools.fuzz import crashed, mutate, says_something
+from modelfleet_devtools.requests import desired_resources, run_function_request
 from modelfleet_devtools.world import inference_cluster
 
 FLEET = [read_cluster(inference_cluster(f"c{i:03d}")) for i in range(SHARD_SIZE + 5)]
 NAMES = [v.name for v in FLEET]
+TWO = [inference_cluster("gke-us"), inference_cluster("gke-eu")]
 FINGERPRINT = source_fingerprint(ModelCacheSpec.model_validate(model_cache()["spec"]))
 
 
@@ -173,3 +179,25 @@ def test_a_shards_credentials_warning_is_the_caches():
     outcome = fleet(model_cache(), FLEET, shards)
     redacted = {c.type: c for c in outcome.conditions}["CredentialsRedacted"]
     assert (redacted.status, redacted.reason) == (False, "ExposedByProvider")
+
+
+@given(st.data())
+def test_a_mangled_shard_status_never_crashes_the_cache_nor_costs_a_shard(data):
+    """Whatever a shard's status says (another shape, rows without names, a pin of another
+    kind), the ModelCache keeps every shard whose clusters still match, and says something."""
+    first = RUNNER.run(run_function_request(model_cache(), required={CLUSTERS: TWO}))
+    shard = desired_resources(first)["shard-0"]
+    reported = {
+        "clusters": [
+            {"name": "gke-us", "phase": "Ready"},
+            {"name": "gke-eu", "phase": "Hydrating"},
+        ],
+        "pinnedRevision": {"commit": "a" * 40, "fingerprint": FINGERPRINT},
+        "conditions": [{"type": "ArtifactReady", "status": "False", "reason": "Partial"}],
+    }
+    shard["status"] = mutate(data, reported)
+    rsp = RUNNER.run(
+        run_function_request(model_cache(), observed={"shard-0": shard}, required={CLUSTERS: TWO})
+    )
+    assert not crashed(rsp) and says_something(rsp)
+    assert "shard-0" in desired_resources(rsp)
