@@ -117,7 +117,12 @@ READY_ROW = {
     [
         pytest.param(None, None, "Pending", False, id="new: Pending until its shard reports"),
         pytest.param(
-            None, "Ready", "Ready", True, id="its shard starting: the row before stays, handed over"
+            None,
+            "Ready",
+            "Ready",
+            False,
+            id="its shard starting (deleted by hand): the row stays; nothing staged handed over, "
+            "its claim went with it",
         ),
         pytest.param("Hydrating", "Ready", "Hydrating", False, id="its shard reports: its row"),
     ],

@@ -116,9 +116,17 @@ def compose_fleet(
 
     outcome = Outcome()
     views = {v.name: v for v in matched}
+    # What was staged is handed to a shard only with the claim a release before shards
+    # composed there, until the shard reports the cluster: a shard deleted by hand and composed
+    # again gets nothing (its claim went with it) and stages afresh.
+    handed = {
+        v.name
+        for v in matched
+        if f"{composed_key(v.name)}-claim" in legacy and v.name not in reported
+    }
     raw_spec = mapping_at(xr, "spec")
     for key, members in assign_shards(views, shards).items():
-        entries = [shard_entry(c, previous.get(c) if c not in reported else None) for c in members]
+        entries = [shard_entry(c, previous.get(c) if c in handed else None) for c in members]
         revision = clusters_revision(views[c] for c in members)
         outcome.desired[key] = shard_resource(name, namespace, raw_spec, pin, entries, revision)
 
