@@ -38,7 +38,7 @@ def hydrator_access_objects(
     def metadata(name: str) -> dict[str, Any]:
         return {"name": name, "namespace": namespace, "labels": labels}
 
-    manifests = {
+    manifests: dict[str, dict[str, Any]] = {
         SERVICE_ACCOUNT: {
             "apiVersion": "v1",
             "kind": "ServiceAccount",

@@ -40,6 +40,7 @@ from compose_model_cache.keys import (
 )
 from compose_model_cache.manifests import CacheRef, cluster_values
 from compose_model_cache.phases import (
+    FAILED,
     HYDRATING,
     PENDING,
     READY,
@@ -58,10 +59,10 @@ from compose_model_cache.progress import (
 from compose_model_cache.revision import Pin, choose_pin, revision_check
 from compose_model_cache.status import cache_conditions
 
-# At most this many clusters hydrate at once (have a Job and its access composed); the others
-# wait, Pending, for a slot. A Job with its ServiceAccount, Role and RoleBinding is ~3.9 KiB
-# of response; claims, Secrets and rows for 1000 clusters ~1.9 MiB: with 250 Jobs the
-# largest response stays near 3 MiB, under the 4 MiB Crossplane accepts (docs/modelcache.md).
+# At most this many clusters hydrate at once (have a running Job composed); the others wait,
+# Pending, for a slot. A running Job is ~XXX KiB of response; claims, Secrets, rows and the
+# slim Objects of finished Jobs for 1000 clusters ~YYY MiB: with 250 Jobs the largest response
+# stays under the 4 MiB Crossplane accepts (docs/modelcache.md).
 MAX_HYDRATIONS = 250
 
 
@@ -245,10 +246,13 @@ def compose_cache(
     if sized:
         outcome.conditions.append(sized)
     outcome.ready = bool(matched) and ready == len(matched)
-    # What only an InferenceCluster can change (none matched yet, one not able to stage yet):
-    # Crossplane does not watch InferenceClusters, so ask to look again soon.
+    # What only an InferenceCluster can change (none matched yet, one not able to stage yet,
+    # one whose hydrator account is not there yet: _compose_job): Crossplane does not watch
+    # InferenceClusters, so ask to look again soon.
     byo_claim = bool(spec.storage and spec.storage.existingClaimName)
-    outcome.recheck_soon = not matched or any(why_cannot_stage(v, byo_claim) for v in matched)
+    outcome.recheck_soon = (
+        outcome.recheck_soon or not matched or any(why_cannot_stage(v, byo_claim) for v in matched)
+    )
     return outcome
 
 
@@ -352,32 +356,71 @@ def _compose_cluster(
         secret_ref=ref.name if ref else None,
         cache_namespace=cache.namespace,
     )
-    # Job clean-up. The Job is composed until it is seen Complete for the current
-    # fingerprint. From then on it is left out: provider-kubernetes deletes it, so a finished
-    # Job never runs again and never holds the claim, and `Ready` stays latched through
-    # status.clusters[].fingerprint (phases.py) although the Job is gone. If the status were
-    # ever lost, the Job comes back and finds the completion marker: it fetches nothing.
-    # A failed Job is kept so its reason stays visible; a blocked cluster keeps them all.
-    # A changed source gets a new Job under a new key (keys.py): the old source's Job and its
-    # access are left out, whatever their state, so Crossplane deletes their Objects and
-    # provider-kubernetes the Job and its access.
+    return _compose_job(cache, here, phase, observed, outcome, values, slots, existing)
+
+
+def _compose_job(
+    cache: CacheRef,
+    here: OnCluster,
+    phase: ClusterPhase,
+    observed: dict[str, ObservedObject],
+    outcome: Outcome,
+    values: dict[str, Any],
+    slots: HydrationSlots | None,
+    existing: dict[str, Existing],
+) -> ClusterPhase:
+    """The current source's hydration Job on a cluster that can stage; the phase, or why the
+    Job waits to start.
+
+    While the Job runs it is composed in full. Once it is seen finished (Complete, or Failed
+    for good) its Object turns slim and Observe-and-Delete (manifests.finished_job_object):
+    it stays, so nothing is deleted on the control plane when a hydration ends; Kubernetes
+    deletes the Job after its TTL, and the Object, which no longer creates, does not bring it
+    back. `Ready` stays latched through status.clusters[].fingerprint (phases.py), a failed
+    Job's reason through the Object's last echo. Were the status ever lost, a Job composed
+    again finds the completion marker and fetches nothing. A cluster that staged before its
+    Object was kept (earlier releases dropped it) gets none.
+
+    Jobs started by earlier releases ran under access of their own (a ServiceAccount, Role
+    and RoleBinding named after the Job, keys.access_keys): a Job's pod template is fixed,
+    so a running one keeps them until it finishes; then they are left out, deleted once.
+    A changed source gets a new Job under a new key (keys.py): the old source's Objects are
+    left out, whatever their state, and deleted with their Job."""
+    desired, view = outcome.desired, here.view
     job_key, *twins = here.job_keys
-    access = access_keys(job_key)
-    if phase.phase != READY and not phase.problem:
-        if job_key not in observed and slots is not None and not slots.take():
+    # Every Object asking for the Job (keys.current_job_keys): they go, or turn slim, together.
+    asking = [k for k in here.job_keys if k in observed]
+    legacy_access = [a for k in here.job_keys for a in access_keys(k).values() if a in observed]
+    if phase.phase in (READY, FAILED):
+        for key in asking:
+            desired[key] = cache.finished_job_shape.stamp(values)
+        return phase
+    if phase.problem:
+        # The claim or the token went missing: never cut a running download.
+        outcome.kept += asking + legacy_access
+        return phase
+    if job_key not in observed:
+        if not view.hydrator_service_account:
+            # Its Jobs run under the cluster's hydrator account: wait until it is there, and
+            # look again soon (Crossplane does not watch InferenceClusters).
+            outcome.recheck_soon = True
+            return ClusterPhase(
+                PENDING,
+                f"waiting for InferenceCluster {view.name} to report its hydrator "
+                "ServiceAccount (status.hydratorServiceAccount)",
+            )
+        if slots is not None and not slots.take():
             return ClusterPhase(
                 PENDING,
                 f"waiting for a hydration slot: at most {MAX_HYDRATIONS} clusters hydrate at once",
             )
-        job = cache.job_shape.stamp(values)
-        desired[job_key] = keeping_fixed_fields(job, existing.get(job_key))
-        for suffix, key in access.items():
-            desired[key] = cache.access_shapes[suffix].stamp(values)
-    elif phase.problem and job_key in observed:
-        outcome.kept.append(job_key)  # never cut a running download
-        outcome.kept += [key for key in access.values() if key in observed]
+    found = existing.get(job_key)
+    if view.hydrator_service_account or (found and found.name == cache.job_name):
+        # A Job that exists keeps its pod template (its account with it) as it is.
+        desired[job_key] = keeping_fixed_fields(cache.job_shape.stamp(values), found)
+        outcome.kept += twins  # another Object asking for the same Job goes with it, not before
     else:
-        return phase
-    # Another Object asking for the same Job goes with it, not before (keys.current_job_keys).
-    outcome.kept += [k for t in twins for k in (t, *access_keys(t).values()) if k in observed]
+        # Observed but not echoed yet, and no account to compose a template with: as it is.
+        outcome.kept += asking
+    outcome.kept += legacy_access
     return phase
