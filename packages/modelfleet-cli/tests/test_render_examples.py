@@ -110,27 +110,29 @@ def required(example_name: str, kind: str) -> list[str]:
     ]
 
 
+# The hydrator's ServiceAccount, Role and RoleBinding: every cluster's.
+HYDRATOR = ["hydrator-role", "hydrator-role-binding", "hydrator-service-account"]
 CLUSTERS = [
     # example, file, cluster, composed resources once connected, conditions
     (
         "quickstart",
         "inferencecluster.yaml",
         "gke-dev",
-        ["storage-class", "workload-namespace"],
+        [*HYDRATOR, "storage-class", "workload-namespace"],
         {"Ready": "True", "Connected": "True", "StorageReady": "True"},
     ),
     (
         "multinode",
         "inferenceclusters.yaml",
         "gke-us-central",
-        ["leaderworkerset", "storage-class", "workload-namespace"],
+        [*HYDRATOR, "leaderworkerset", "storage-class", "workload-namespace"],
         {"Ready": "True", "LeaderWorkerSetReady": "True"},
     ),
     (
         "multinode",
         "inferenceclusters.yaml",
         "gke-us-east",
-        ["workload-namespace"],
+        [*HYDRATOR, "workload-namespace"],
         {"Ready": "True", "StorageReady": "True"},
     ),
     ("byo-claim", "inferencecluster.yaml", "onprem-lab", None, {"Connected": "True"}),
@@ -156,6 +158,7 @@ def test_an_inference_cluster_renders_connected_once_its_objects_are_observed(
     check_stream(docs, "InferenceCluster")
     status = docs[0]["status"]
     assert status["providerConfigName"] and status["workloadNamespace"]
+    assert status["hydratorServiceAccount"] == "modelfleet-hydrator"
     got = conditions(docs[0])
     assert {t: got[t][0] for t in expected} == expected
     if composed is not None:
@@ -191,8 +194,9 @@ def test_a_model_cache_composes_a_claim_and_a_hydration_job_per_cluster(
     check_stream(docs, "ModelCache")
     assert docs[0]["metadata"] == {"name": cache, "namespace": "ml-team"}
     kinds = sorted(remote(d).get("kind", "") for d in docs[1:])
-    # Per cluster: the claim, the Job, and what the Job reports its progress with.
-    per_cluster = ["Job", "PersistentVolumeClaim", "Role", "RoleBinding", "ServiceAccount"]
+    # Per cluster: the claim and the Job (which reports its progress with the cluster's
+    # hydrator account, the InferenceCluster's).
+    per_cluster = ["Job", "PersistentVolumeClaim"]
     expected = per_cluster * len(clusters) + (["Secret"] if token else [])
     assert kinds == sorted(expected)
     assert [c["name"] for c in docs[0]["status"]["clusters"]] == clusters

@@ -60,9 +60,9 @@ from compose_model_cache.revision import Pin, choose_pin, revision_check
 from compose_model_cache.status import cache_conditions
 
 # At most this many clusters hydrate at once (have a running Job composed); the others wait,
-# Pending, for a slot. A running Job is ~XXX KiB of response; claims, Secrets, rows and the
-# slim Objects of finished Jobs for 1000 clusters ~YYY MiB: with 250 Jobs the largest response
-# stays under the 4 MiB Crossplane accepts (docs/modelcache.md).
+# Pending, for a slot. Claims, Secrets and rows for 1000 clusters, 250 running Jobs and the
+# other clusters' slim Objects of finished Jobs (~0.7 KiB each) made 2.98 MiB at most: the
+# largest response stays under the 4 MiB Crossplane accepts (docs/benchmarks.md).
 MAX_HYDRATIONS = 250
 
 

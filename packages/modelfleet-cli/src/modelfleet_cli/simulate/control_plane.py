@@ -48,6 +48,13 @@ from modelfleet_cli.simulate.workload import HydrationFault, WorkloadCluster
 from modelfleet_cli.xr_conditions import RESPONSIVE, set_conditions
 
 START = datetime(2025, 1, 1, tzinfo=UTC)
+
+
+def _namespace(obj: dict[str, Any]) -> bool:
+    """Whether a managed resource is an Object for a Namespace."""
+    return mapping_path(obj, "spec", "forProvider", "manifest").get("kind") == "Namespace"
+
+
 MAX_REQUEUES = 2  # per round; a requeued XR changes composed specs, not composed statuses
 
 
@@ -167,8 +174,12 @@ class ControlPlane:
         self._reconcile_every_xr()
         self._requeue_parents()
         usages.mark_configured(self.store, self.now)
-        # In the order they were created (composed resources are applied sorted by name).
-        managed = [o for o in self.store.values() if is_managed(o)]
+        # In the order they were created (composed resources are applied sorted by name),
+        # Namespaces first: provider-kubernetes retries an object refused because its
+        # namespace is not there yet within seconds, and a round is a minute.
+        managed = sorted(
+            (o for o in self.store.values() if is_managed(o)), key=lambda o: not _namespace(o)
+        )
         for done, obj in enumerate(managed, 1):
             self.on_step("providers applying managed resources", done, len(managed))
             self.providers.sync(obj)
