@@ -26,9 +26,10 @@ from modelfleet_devtools.paths import EXAMPLES_DIR
 Json = dict[str, Any]
 CLUSTER = "gke-dev"
 OBJECTS = resource_path("kubernetes.m.crossplane.io/v1alpha1", "objects")
-# What a finished hydration leaves behind by design (the function stops composing its Job and
-# the Job's access once the copy is staged): their going is not a loss.
-HYDRATION_KINDS = frozenset({"Job", "ServiceAccount", "Role", "RoleBinding"})
+# What goes by design with a source: its hydration Job's Object (a finished Job's stays, slim,
+# until its source or cache goes). The hydrator's ServiceAccount, Role and RoleBinding are the
+# InferenceCluster's, composed once per workload namespace: they last.
+HYDRATION_KINDS = frozenset({"Job"})
 
 
 class Fleet:
@@ -66,7 +67,7 @@ class Fleet:
 
     def lasting_objects(self) -> set[str]:
         """Objects that stay composed while the fleet is unchanged: claims, namespaces,
-        classes, workloads and their Services (not what a finished hydration lets go)."""
+        classes, the hydrator's access, workloads and their Services (not Jobs' Objects)."""
         return {
             o["metadata"]["name"]
             for o in self.plane.client.list(OBJECTS)

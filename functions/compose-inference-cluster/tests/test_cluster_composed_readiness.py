@@ -12,6 +12,7 @@ from compose_inference_cluster.core import (
     STORAGE,
 )
 from compose_inference_cluster.fn import run_function
+from compose_inference_cluster.hydrator_access import HYDRATOR_ACCESS
 from modelfleet_contracts.edge.runner import SafeRunner
 from modelfleet_devtools.requests import (
     composed_readiness,
@@ -25,7 +26,7 @@ KUBECONFIG = {"namespace": "crossplane-system", "name": "gke-us-kubeconfig", "ke
 MANAGED = {"managed": {"provisioner": "NFS", "nfs": {"server": "10.0.0.2", "share": "/exports"}}}
 EXISTING = {"storageClassName": "filestore-rwx"}
 CONFIGS = (PROVIDER_CONFIG, HELM_PROVIDER_CONFIG)
-ALL = (*CONFIGS, NAMESPACE, STORAGE, LWS)
+ALL = (*CONFIGS, NAMESPACE, STORAGE, LWS, *HYDRATOR_ACCESS)
 
 
 def cluster(storage: dict) -> dict:
@@ -58,7 +59,8 @@ def run(xr, observed=None):
         pytest.param(
             MANAGED,
             dict.fromkeys(ALL, None),
-            dict.fromkeys(CONFIGS, "True") | dict.fromkeys((NAMESPACE, STORAGE, LWS), "False"),
+            dict.fromkeys(CONFIGS, "True")
+            | dict.fromkeys((NAMESPACE, STORAGE, LWS, *HYDRATOR_ACCESS), "False"),
             id="provider-configs-have-no-ready-condition-existing-is-enough",
         ),
         pytest.param(

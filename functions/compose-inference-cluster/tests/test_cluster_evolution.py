@@ -1,10 +1,10 @@
 """One InferenceCluster per storage option, followed as its observed state evolves.
 
 Each story walks the same timeline: nothing observed yet; the provider config exists but the
-Namespace is not Active; the Namespace is Active but the storage is not there yet; all
-there; the kubeconfig Secret flaps (the provider cannot read it for a while); recovered.
-At every step the composed objects stay the same and `Connected`/`StorageReady` say what
-was observed — never ahead of it.
+Namespace is not Active; the Namespace is Active (and the hydrator's access in it) but the
+storage is not there yet; all there; the kubeconfig Secret flaps (the provider cannot read it
+for a while); recovered. At every step the composed objects stay the same and
+`Connected`/`StorageReady` and the status say what was observed — never ahead of it.
 """
 
 from dataclasses import dataclass
@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from compose_inference_cluster.core import NAMESPACE, PROVIDER_CONFIG, STORAGE
+from compose_inference_cluster.hydrator_access import HYDRATOR_ACCESS
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_devtools.requests import desired_resources, desired_status
 from modelfleet_devtools.world import observed_object
@@ -69,6 +70,13 @@ def timeline(option: Option, desired: dict[str, Any]):
         }
         if has_storage:
             observed[STORAGE] = storage_observed(option, desired[STORAGE], there=storage_there)
+        if ns_active or error:
+            # Created once the namespace is there; Ready stays while the provider cannot
+            # reach the cluster for a while (it says so on Synced).
+            observed |= {
+                key: observed_object(desired[key], ready=True, synced_error=error)
+                for key in HYDRATOR_ACCESS
+            }
         return observed
 
     return [
@@ -118,6 +126,9 @@ def test_connected_and_storage_follow_the_observed_state(option: Option) -> None
         # Status never runs ahead of what was observed.
         assert ("providerConfigName" in status) == (step != "nothing observed yet"), step
         assert ("workloadNamespace" in status) == CONNECTED[step][0], step
+        # What hydration Jobs run under: once it is there, on a cluster that is connected.
+        expected_account = "modelfleet-hydrator" if CONNECTED[step][0] else None
+        assert status.get("hydratorServiceAccount") == expected_account, step
         if option.class_name is None:
             assert "storage" not in status, step
         else:

@@ -6,6 +6,7 @@ from typing import Any
 import pytest
 from compose_inference_cluster.core import LWS, NAMESPACE, PROVIDER_CONFIG, STORAGE
 from compose_inference_cluster.fn import NAMED_PROVIDER_CONFIG, run_function
+from compose_inference_cluster.hydrator_access import HYDRATOR_ACCESS
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.clusters import read_cluster
 from modelfleet_contracts.edge.runner import SafeRunner
@@ -114,11 +115,12 @@ def test_managed_storage_class_per_provisioner(managed, driver, parameters):
             composed[NAMESPACE], remote_status={"phase": "Active"}, ready=True
         ),
         STORAGE: observed_object(composed[STORAGE], ready=True),
-    }
+    } | {key: observed_object(composed[key], ready=True) for key in HYDRATOR_ACCESS}
     rsp = run(xr, observed)
     status = desired_status(rsp)
     assert status["providerConfigName"] == "gke-us"
     assert status["workloadNamespace"] == "modelfleet"
+    assert status["hydratorServiceAccount"] == "modelfleet-hydrator"
     assert status["storage"] == {
         "storageClassName": "modelfleet-rwx",
         "accessMode": "ReadWriteMany",
@@ -243,7 +245,7 @@ def test_observe_only_class_and_named_connection_are_valid():
     )
     rsp = run(xr, required={NAMED_PROVIDER_CONFIG: [{"metadata": {"name": "gke-us-pc"}}]})
     composed = desired_resources(rsp)
-    assert set(composed) == {NAMESPACE, STORAGE, LWS}
+    assert set(composed) == {NAMESPACE, STORAGE, LWS, *HYDRATOR_ACCESS}
     for key, obj in composed.items():
         errors = validate_manifest(obj | {"metadata": {"name": "x", **obj["metadata"]}})
         if key == STORAGE:

@@ -1,5 +1,5 @@
 """Hydration a user can watch: what each Job reported on itself -> status.clusters[] figures,
-the access a Job reports with, and one pinned commit for every cluster."""
+the account a Job reports with, and one pinned commit for every cluster."""
 
 import pytest
 from cache_world import (
@@ -17,7 +17,6 @@ from cache_world import (
     rows,
     with_status,
 )
-from compose_model_cache.keys import access_keys
 from compose_model_cache.progress import JobReport, hydrating_message
 from modelfleet_contracts.hydration import (
     BYTES_DONE,
@@ -74,33 +73,17 @@ def hydrating(xr, clusters=(US,), **per_cluster):
     return with_status(xr, rsp), rsp, observed, composed
 
 
-def test_a_job_may_get_and_patch_itself_and_nothing_else():
+def test_a_job_runs_under_the_clusters_hydrator_account_and_is_told_its_name():
+    """It reports on itself with the account compose-inference-cluster composed once per
+    workload namespace (may get and patch the namespace's Jobs): no access of its own."""
     composed = desired_resources(reconcile(model_cache(), [US]))
     job = manifest_of(composed[JOB_US])
-    keys = access_keys(JOB_US)
-    account, role, binding = (
-        manifest_of(composed[keys[s]]) for s in ("account", "role", "binding")
-    )
-    name, namespace = job["metadata"]["name"], job["metadata"]["namespace"]
-    assert job["spec"]["template"]["spec"]["serviceAccountName"] == account["metadata"]["name"]
-    assert role["rules"] == [
-        {
-            "apiGroups": ["batch"],
-            "resources": ["jobs"],
-            "resourceNames": [name],
-            "verbs": ["get", "patch"],
-        }
-    ]
-    assert binding["roleRef"] == {
-        "apiGroup": "rbac.authorization.k8s.io",
-        "kind": "Role",
-        "name": role["metadata"]["name"],
-    }
-    assert binding["subjects"] == [
-        {"kind": "ServiceAccount", "name": account["metadata"]["name"], "namespace": namespace}
-    ]
-    assert {account["metadata"]["namespace"], role["metadata"]["namespace"]} == {namespace}
-    assert f"--job={name}" in job["spec"]["template"]["spec"]["containers"][0]["command"]
+    name = job["metadata"]["name"]
+    pod = job["spec"]["template"]["spec"]
+    assert pod["serviceAccountName"] == "modelfleet-hydrator"
+    assert pod["automountServiceAccountToken"] is True
+    assert f"--job={name}" in pod["containers"][0]["command"]
+    assert set(composed) == {keys("gke-us")[0], JOB_US}
 
 
 def test_figures_reported_on_the_job_reach_the_row_and_the_summary():

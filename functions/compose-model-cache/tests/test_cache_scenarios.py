@@ -74,20 +74,14 @@ def test_two_clusters_walk_pending_hydrating_ready():
     claim_us, _, job_us = keys("gke-us")
     claim_eu, _, job_eu = keys("gke-eu")
 
-    # Round 1: nothing observed yet -> claim and Job (with the access it reports progress
-    # with) composed per cluster, both Pending.
+    # Round 1: nothing observed yet -> claim and Job composed per cluster (the Job runs
+    # under the cluster's hydrator account: no access of its own), both Pending.
     rsp = reconcile(xr, [US, EU])
     assert kinds(rsp) == [
         (claim_eu, "PersistentVolumeClaim"),
         (job_eu, "Job"),
-        (f"{job_eu}-account", "ServiceAccount"),
-        (f"{job_eu}-binding", "RoleBinding"),
-        (f"{job_eu}-role", "Role"),
         (claim_us, "PersistentVolumeClaim"),
         (job_us, "Job"),
-        (f"{job_us}-account", "ServiceAccount"),
-        (f"{job_us}-binding", "RoleBinding"),
-        (f"{job_us}-role", "Role"),
     ]
     assert {n: r["phase"] for n, r in rows(rsp).items()} == {
         "gke-us": "Pending",
@@ -118,21 +112,23 @@ def test_two_clusters_walk_pending_hydrating_ready():
     assert desired_status(rsp)["summary"]["ready"] == "0/2"
     assert not events(rsp)
 
-    # Round 3: one Job complete -> Partial 1/2; the finished Job is no longer composed.
+    # Round 3: one Job complete -> Partial 1/2; the finished Job's Object stays, slim and
+    # Observe-and-Delete (its TTL cleans the Job up on the cluster).
     xr = with_status(xr, rsp)
     observed[job_us] = complete(composed[job_us])
     rsp = reconcile(xr, [US, EU], observed)
     assert rows(rsp)["gke-us"]["phase"] == "Ready"
     assert desired_status(rsp)["summary"]["ready"] == "1/2"
     assert reason(rsp, "ArtifactReady") == "Partial"
-    assert job_us not in desired_resources(rsp) and claim_us in desired_resources(rsp)
-    assert not [k for k in desired_resources(rsp) if k.startswith(f"{job_us}-")], (
-        "the Job's ServiceAccount, Role and binding go with it"
-    )
+    assert claim_us in desired_resources(rsp)
+    watched = desired_resources(rsp)[job_us]
+    assert watched["spec"]["managementPolicies"] == ["Observe", "Delete"]
+    assert "spec" not in watched["spec"]["forProvider"]["manifest"]
 
-    # Round 4: the cleaned-up Job is gone; Ready stays latched. The other one completes.
+    # Round 4: the Job's TTL removed it; its Object keeps what it last saw and Ready stays
+    # latched. The other one completes.
     xr = with_status(xr, rsp)
-    del observed[job_us]
+    observed[job_us] = complete(watched)
     observed[job_eu] = complete(composed[job_eu])
     rsp = reconcile(xr, [US, EU], observed)
     assert {r["phase"] for r in rows(rsp).values()} == {"Ready"}

@@ -7,6 +7,7 @@ from compose_model_cache.manifests import (
     CacheRef,
     claim_object,
     cluster_values,
+    finished_job_object,
     job_object,
     secret_object,
 )
@@ -43,6 +44,7 @@ clusters = st.builds(
     connected=st.just(True),
     storage_class_name=st.none() | names,
     shared_storage_ready=st.just(True),
+    hydrator_service_account=names,
 )
 
 
@@ -54,6 +56,7 @@ def test_stamped_objects_are_the_built_ones(kind, cluster):
     values = cluster_values(cluster)
     assert cache.claim_shape.stamp(values).to_dict() == claim_object(cache, cluster)
     assert cache.job_shape.stamp(values).to_dict() == job_object(cache, cluster)
+    assert cache.finished_job_shape.stamp(values).to_dict() == finished_job_object(cache, cluster)
     secret = secret_object(cache, cluster)
     if cache.secret_shape is None:
         assert secret is None

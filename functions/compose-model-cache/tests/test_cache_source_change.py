@@ -1,12 +1,13 @@
 """A new source on a cluster that has a Job: the old Job's Objects go, new ones come.
 
 provider-kubernetes finds an Object's remote object by the name in its manifest and deletes
-only that one (its Object controller's Observe and Delete). So the Job of a source and its
-ServiceAccount, Role and RoleBinding are composed under keys that carry the fingerprint, as
-their names do: a new source composes new Objects, and the old ones are left out, for
-Crossplane to delete, and provider-kubernetes the old Job and its access with them. The claim
-keeps its key: the weights being served stay where they are. Nothing is left out while what
-is observed cannot be trusted (clusters unresolved, a cluster unreachable, a spec refused).
+only that one (its Object controller's Observe and Delete). So the Job of a source is composed
+under a key that carries the fingerprint, as its name does (and so were, in the previous
+release, its ServiceAccount, Role and RoleBinding: previous_release.py): a new source composes
+a new Object, and the old ones are left out, for Crossplane to delete, and provider-kubernetes
+the old Job (and its access) with them. The claim keeps its key: the weights being served stay
+where they are. Nothing is left out while what is observed cannot be trusted (clusters
+unresolved, a cluster unreachable, a spec refused).
 
 Earlier releases composed every source's Job under `<cluster>-hydrate`: such an Object stays
 while what its manifest asks for is the current source's Job (dropping it would delete that
@@ -30,36 +31,45 @@ from cache_world import (
 )
 from compose_model_cache.keys import access_keys, legacy_job_key
 from modelfleet_devtools.world import inference_cluster, observed_object
+from previous_release import previous_objects
 
 NEW_SOURCE = {"huggingFace": {"repo": "Qwen/Qwen3-0.6B", "revision": "v1.0"}}
 FAILED = [{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded"}]
 
 
 def job_objects(job_key):
-    """The keys of a Job and of its ServiceAccount, Role and RoleBinding."""
+    """The keys of a Job and of the ServiceAccount, Role and RoleBinding the previous release
+    composed beside it."""
     return {job_key, *access_keys(job_key).values()}
 
 
-def at_old_source(job_state):
-    """gke-us at the first source, its claim bound and its Job in `job_state` (None: it was
-    cleaned up once complete), as Crossplane stores the cache after that reconcile. Returns
-    (the cache, what is observed)."""
+def at_old_source(job_state, *, previous_release=False):
+    """gke-us at the first source, its claim bound and its Job in `job_state` (None: its
+    Object is gone, as the previous release dropped a complete Job), as Crossplane stores the
+    cache after that reconcile. `previous_release`: the Job and its access as the previous
+    release composed them. Returns (the cache, what is observed)."""
     xr = model_cache()
     claim, _, job = keys("gke-us")
     composed = desired_resources(reconcile(xr, [US]))
+    objects = previous_objects(job, composed[job]) if previous_release else {job: composed[job]}
     observed = {claim: bound(composed[claim])}
-    observed |= {k: observed_object(composed[k]) for k in access_keys(job).values()}
+    observed |= {k: observed_object(o) for k, o in objects.items() if k != job}
     states = {
         "running": lambda o: job_status(o, active=1),
         "failed": lambda o: job_status(o, failed=4, conditions=FAILED),
         "complete": complete,
         None: complete,
     }
-    observed[job] = states[job_state](composed[job])
-    xr = with_status(xr, reconcile(xr, [US], observed))
-    if job_state is None:  # the reconcile that saw it complete dropped it and its access
+    observed[job] = states[job_state](objects[job])
+    xr = with_status(xr, reconcile(xr, [US], observed, validate=not previous_release))
+    if job_state is None:
         observed = {claim: observed[claim]}
     return xr, observed
+
+
+RELEASES = pytest.mark.parametrize(
+    "previous_release", [False, True], ids=["composed by this release", "by the previous one"]
+)
 
 
 def with_source(xr, source):
@@ -68,17 +78,20 @@ def with_source(xr, source):
     return moved
 
 
+@RELEASES
 @pytest.mark.parametrize(
     ("job_state", "phase_before"),
     [
         pytest.param("running", "Hydrating", id="old Job still downloading"),
         pytest.param("failed", "Failed", id="old Job failed for good"),
         pytest.param("complete", "Ready", id="old Job complete, still observed"),
-        pytest.param(None, "Ready", id="Ready, old Job already cleaned up"),
+        pytest.param(None, "Ready", id="Ready, old Job's Object already gone"),
     ],
 )
-def test_a_new_source_drops_the_old_jobs_objects_and_composes_new_ones(job_state, phase_before):
-    xr, observed = at_old_source(job_state)
+def test_a_new_source_drops_the_old_jobs_objects_and_composes_new_ones(
+    job_state, phase_before, previous_release
+):
+    xr, observed = at_old_source(job_state, previous_release=previous_release)
     assert xr["status"]["clusters"][0]["phase"] == phase_before
     claim, _, old_job = keys("gke-us")
     moved = with_source(xr, NEW_SOURCE)
@@ -88,15 +101,12 @@ def test_a_new_source_drops_the_old_jobs_objects_and_composes_new_ones(job_state
     rsp = reconcile(moved, [US], observed)
     desired = desired_resources(rsp)
     assert not job_objects(old_job) & set(desired), "the old source's Objects are left out"
-    assert job_objects(new_job) <= set(desired)
+    assert set(desired) == {claim, new_job}, "a new Job, no access of its own"
     # The claim keeps its key and what it asks for: the copy being served is not touched.
     assert desired[claim]["spec"] == observed[claim]["spec"]
-    names = {
-        k: desired[k]["spec"]["forProvider"]["manifest"]["metadata"]["name"]
-        for k in job_objects(new_job)
-    }
     old_name = observed.get(old_job, {}).get("spec", {}).get("forProvider", {})
-    assert old_name.get("manifest", {}).get("metadata", {}).get("name") not in names.values()
+    new_name = desired[new_job]["spec"]["forProvider"]["manifest"]["metadata"]["name"]
+    assert old_name.get("manifest", {}).get("metadata", {}).get("name") != new_name
     row = rows(rsp)["gke-us"]
     assert (row["phase"], row["message"]) == (
         "Hydrating",
@@ -105,11 +115,17 @@ def test_a_new_source_drops_the_old_jobs_objects_and_composes_new_ones(job_state
     assert row["fingerprint"] == new_job.rpartition("-")[2]
 
 
+@RELEASES
 @pytest.mark.parametrize("job_state", ["running", "failed"])
-def test_an_unchanged_source_keeps_the_same_keys(job_state):
-    xr, observed = at_old_source(job_state)
+def test_an_unchanged_source_keeps_the_same_keys(job_state, previous_release):
+    """A running Job keeps whatever it runs with; a failed one keeps its Object (slim: its
+    reason stays visible, deleting it retries), and the access the previous release gave it
+    goes, once."""
+    xr, observed = at_old_source(job_state, previous_release=previous_release)
     rsp = reconcile(xr, [US], observed)
-    assert set(desired_resources(rsp)) == set(observed)
+    claim, _, job = keys("gke-us")
+    expected = set(observed) if job_state == "running" else {claim, job}
+    assert set(desired_resources(rsp)) == expected
 
 
 UNREACHABLE = inference_cluster("gke-us", labels={"modelfleet.io/region": "us"}, connected=False)
@@ -123,9 +139,12 @@ UNREACHABLE = inference_cluster("gke-us", labels={"modelfleet.io/region": "us"},
         pytest.param({"sizeGiB": None}, [US], id="spec refused (no size, no claim of one's own)"),
     ],
 )
+@RELEASES
 @pytest.mark.parametrize("job_state", ["running", "failed"])
-def test_an_uncertain_reconcile_keeps_the_old_jobs_objects(job_state, source, clusters):
-    xr, observed = at_old_source(job_state)
+def test_an_uncertain_reconcile_keeps_the_old_jobs_objects(
+    job_state, source, clusters, previous_release
+):
+    xr, observed = at_old_source(job_state, previous_release=previous_release)
     moved = with_source(xr, source)
     moved["spec"] = {k: v for k, v in moved["spec"].items() if v is not None}
     rsp = reconcile(moved, clusters, observed, validate=clusters is not None)
@@ -145,9 +164,10 @@ FAILED_FOR_GOOD = {"failed": 4, "conditions": FAILED}
 
 
 def job_and_access(xr):
-    """The Objects of `xr`'s Job and its access on gke-us, as this release composes them."""
-    composed = desired_resources(reconcile(xr, [US]))
-    return {k: composed[k] for k in job_objects(keys("gke-us", xr)[2])}
+    """The Objects of `xr`'s Job and its access on gke-us, as the previous release composed
+    them."""
+    job = keys("gke-us", xr)[2]
+    return previous_objects(job, desired_resources(reconcile(xr, [US]))[job])
 
 
 def under_legacy_keys(objects, xr):
@@ -179,29 +199,30 @@ def asked_name(obj):
 
 OLD, NEW = model_cache(), AT_NEW_SOURCE  # the cache at its first source, and at a new one
 STARTING = ("Hydrating", "claim bound; starting the hydration Job")
+LEGACY_JOB, LEGACY_ALL = {LEGACY}, job_objects(LEGACY)
 
 
 @pytest.mark.parametrize(
     ("cache", "asks_for", "remote_status", "echoes", "composed", "phase"),
     [
         pytest.param(
-            OLD, OLD, RUNNING, None, "legacy", ("Hydrating", "downloading"),
-            id="the current Job mid-download: stays under the legacy keys",
+            OLD, OLD, RUNNING, None, LEGACY_ALL, ("Hydrating", "downloading"),
+            id="the current Job mid-download: stays under the legacy keys, with its access",
         ),
         pytest.param(
-            OLD, OLD, FAILED_FOR_GOOD, None, "legacy", ("Failed", None),
-            id="the current Job failed: stays under the legacy keys, its reason visible",
+            OLD, OLD, FAILED_FOR_GOOD, None, LEGACY_JOB, ("Failed", None),
+            id="the current Job failed: watched under the legacy key, its reason visible",
         ),
         pytest.param(
-            OLD, OLD, COMPLETE, None, "none", ("Ready", None),
-            id="the current Job complete: cleaned up, nothing under the new key",
+            OLD, OLD, COMPLETE, None, LEGACY_JOB, ("Ready", None),
+            id="the current Job complete: watched under the legacy key, its access goes",
         ),
         pytest.param(
-            NEW, NEW, RUNNING, OLD, "legacy", STARTING,
+            NEW, NEW, RUNNING, OLD, LEGACY_ALL, STARTING,
             id="re-pointed at the current Job, still echoing the old: not its state",
         ),
         pytest.param(
-            NEW, NEW, COMPLETE, OLD, "legacy", STARTING,
+            NEW, NEW, COMPLETE, OLD, LEGACY_ALL, STARTING,
             id="re-pointed, still echoing the old Job complete: not Ready",
         ),
         pytest.param(
@@ -221,11 +242,12 @@ def test_a_job_under_the_legacy_key_stays_only_while_it_is_the_current_one(
     rsp = reconcile(cache, [US], observed)
     desired = desired_resources(rsp)
     new_key = keys("gke-us", cache)[2]
-    expected = {"legacy": job_objects(LEGACY), "new": job_objects(new_key), "none": set()}
-    assert set(desired) - {keys("gke-us")[0]} == expected[composed]
+    expected = {new_key} if composed == "new" else composed
+    assert set(desired) - {keys("gke-us")[0]} == expected
     current_job = asked_name(job_and_access(cache)[new_key])
-    if composed != "none":
-        assert {asked_name(desired[k]) for k in expected[composed]} == {current_job}
+    assert {asked_name(desired[k]) for k in expected} == {current_job}
+    if phase[0] in ("Ready", "Failed"):
+        assert desired[LEGACY]["spec"]["managementPolicies"] == ["Observe", "Delete"]
     row = rows(rsp)["gke-us"]
     assert row["phase"] == phase[0]
     if phase[1]:
@@ -234,7 +256,7 @@ def test_a_job_under_the_legacy_key_stays_only_while_it_is_the_current_one(
 
 def test_both_keys_asking_for_the_current_job_both_stay_until_it_is_done():
     """The new key composed while the legacy Object was not observed: two Objects manage
-    one Job, and dropping either would delete it."""
+    one Job, and dropping either would delete it. Once it is done both only watch it."""
     observed = legacy_world(model_cache(), RUNNING)
     own = job_and_access(model_cache())
     observed |= {k: observed_object(obj) for k, obj in own.items()}
@@ -245,7 +267,9 @@ def test_both_keys_asking_for_the_current_job_both_stay_until_it_is_done():
         k: complete(obj) if k in (LEGACY, keys("gke-us")[2]) else obj for k, obj in observed.items()
     }
     desired = desired_resources(reconcile(model_cache(), [US], done))
-    assert set(desired) == {keys("gke-us")[0]}, "both go once the Job is complete"
+    assert set(desired) == {keys("gke-us")[0], LEGACY, keys("gke-us")[2]}, "the access goes"
+    for key in (LEGACY, keys("gke-us")[2]):
+        assert desired[key]["spec"]["managementPolicies"] == ["Observe", "Delete"], key
 
 
 @pytest.mark.parametrize("remote_status", [RUNNING, FAILED_FOR_GOOD])

@@ -22,6 +22,7 @@ from cache_world import (
     rows,
     with_status,
 )
+from compose_model_cache.keys import access_keys
 from modelfleet_cli.simulate.provider import Providers
 from modelfleet_cli.simulate.workload import Pool, WorkloadCluster
 from modelfleet_contracts.hydration import BYTES_DONE, BYTES_TOTAL, PINNED_REVISION, REVISION
@@ -31,6 +32,7 @@ from modelfleet_contracts.immutable import (
     JOB_SPEC_IMMUTABLE,
 )
 from modelfleet_devtools.world import inference_cluster, observed_object
+from previous_release import previous_access, previous_job
 
 CLAIM_US, _, JOB_US = keys("gke-us")
 CLAIM_EU, _, JOB_EU = keys("gke-eu")
@@ -48,9 +50,10 @@ def container_of(obj):
 
 
 def composed_by_an_earlier_version(obj):
-    """The same Job Object as an earlier version composed it: another image, and a hydrator
-    not told its Job's name (no `--job=`, as before progress reporting)."""
-    old = copy.deepcopy(obj)
+    """The same Job Object as an earlier version composed it: another image, a hydrator not
+    told its Job's name (no `--job=`, as before progress reporting), its pod under the Job's
+    own ServiceAccount and no TTL (as the previous release: previous_release.py)."""
+    old = previous_job(obj)
     container = container_of(old)
     container["image"] = OLD_IMAGE
     container["command"] = [a for a in container["command"] if not a.startswith("--job=")]
@@ -112,9 +115,10 @@ def immutable_changes(now, desired_manifest):
 
 
 def running_world(remote_status, *, refused=False):
-    """gke-us with its claim bound and a Job an earlier version created, in `remote_status`;
-    `refused`: this version already asked for its own template once and was refused (the
-    Object carries the new manifest, Synced=False). Returns (xr, observed, composed now)."""
+    """gke-us with its claim bound and a Job an earlier version created, in `remote_status`,
+    beside the access it runs with; `refused`: this version already asked for its own
+    template once and was refused (the Object carries the new manifest, Synced=False).
+    Returns (xr, observed, composed now)."""
     xr = model_cache()
     composed = desired_resources(reconcile(xr, [US]))
     old = composed_by_an_earlier_version(composed[JOB_US])
@@ -128,6 +132,7 @@ def running_world(remote_status, *, refused=False):
             " is invalid: spec.template: Invalid value: ...: field is immutable",
         }
     observed = {CLAIM_US: bound(composed[CLAIM_US]), JOB_US: served(job)}
+    observed |= {k: observed_object(o) for k, o in previous_access(JOB_US, old).items()}
     return xr, observed, composed
 
 
@@ -136,12 +141,6 @@ def running_world(remote_status, *, refused=False):
     [
         pytest.param({"active": 1}, False, "Hydrating", id="running"),
         pytest.param({"active": 1, "failed": 2}, False, "Hydrating", id="running, retried"),
-        pytest.param(
-            {"failed": 4, "conditions": [{"type": "Failed", "status": "True"}]},
-            False,
-            "Failed",
-            id="failed for good: it runs nothing again, its Object is how it is retried",
-        ),
         pytest.param(
             {"active": 1},
             True,
@@ -169,11 +168,16 @@ def test_an_existing_job_keeps_what_cannot_change_and_gets_the_rest_fresh(
     assert not JOB_GENERATED_TEMPLATE_LABELS & set(template_metadata["labels"])
     assert "creationTimestamp" not in template_metadata
     assert "selector" not in desired["spec"]
-    # Metadata and the mutable spec are this version's.
+    # Metadata and the mutable spec are this version's: the TTL too, so the workload side
+    # cleans the Job up once it finishes.
     current = manifest_of(composed[JOB_US])
     assert desired["metadata"] == current["metadata"]
-    for field in ("backoffLimit", "activeDeadlineSeconds", "podReplacementPolicy"):
+    fields = ("backoffLimit", "activeDeadlineSeconds", "podReplacementPolicy")
+    for field in (*fields, "ttlSecondsAfterFinished"):
         assert desired["spec"][field] == current["spec"][field]
+    # It runs under its own ServiceAccount still (fixed in its template), which stays.
+    assert desired["spec"]["template"]["spec"]["serviceAccountName"] == job_now["metadata"]["name"]
+    assert set(access_keys(JOB_US).values()) <= set(desired_resources(rsp))
 
 
 def test_the_pinned_revision_still_reaches_a_job_created_by_an_earlier_version():
@@ -229,13 +233,17 @@ def test_a_ready_cluster_with_an_old_job_stays_ready_and_its_job_is_not_updated(
     observed[JOB_US] = served(complete(old))
     rsp = reconcile(xr, [US], observed)
     assert rows(rsp)["gke-us"]["phase"] == "Ready"
-    assert JOB_US not in desired_resources(rsp), "a complete Job is cleaned up, not updated"
-    # ... and stays Ready once the Job is gone.
+    watched = desired_resources(rsp)[JOB_US]
+    assert watched["spec"]["managementPolicies"] == ["Observe", "Delete"]
+    assert "spec" not in manifest_of(watched), "a complete Job is watched, not updated"
+    # ... and stays Ready once its Object no longer sees it (gone by hand: it had no TTL).
     xr = with_status(xr, rsp)
-    del observed[JOB_US]
+    observed[JOB_US] = complete(watched)
+    observed[JOB_US]["status"]["atProvider"]["manifest"] = served(complete(old))["status"][
+        "atProvider"
+    ]["manifest"]
     rsp = reconcile(xr, [US], observed)
     assert rows(rsp)["gke-us"]["phase"] == "Ready"
-    assert JOB_US not in desired_resources(rsp)
 
 
 @pytest.mark.parametrize(
@@ -323,21 +331,45 @@ def test_a_claim_that_agrees_is_composed_as_it_is():
     assert desired_resources(rsp)[CLAIM_US] == composed[CLAIM_US]
 
 
+# --- Upgrading from the release that gave every Job access Objects of its own ---
+
+ACCESS_US = set(access_keys(JOB_US).values())
+COMPLETE = {"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]}
+FAILED = {"failed": 4, "conditions": [{"type": "Failed", "status": "True"}]}
+
+
 @pytest.mark.parametrize(
-    "xr",
+    ("remote_status", "phase_before", "job", "access_stays", "phase"),
     [
-        pytest.param(model_cache(), id="one source"),
-        pytest.param(model_cache(huggingFace={"repo": "Qwen/Qwen3-8B"}), id="another source"),
+        pytest.param({"active": 1}, "Hydrating", "full", True, "Hydrating",
+                     id="running: keeps running, with its own access, until it finishes"),
+        pytest.param(COMPLETE, "Hydrating", "slim", False, "Ready",
+                     id="complete: watched; its access dropped once"),
+        pytest.param(FAILED, "Failed", "slim", False, "Failed",
+                     id="failed for good: watched, its reason shown; its access dropped once"),
+        pytest.param(None, "Ready", None, False, "Ready",
+                     id="Ready, its Job and access dropped by the previous release: nothing"),
     ],
-)
-def test_a_bindings_role_ref_follows_from_its_name(xr):
-    """A RoleBinding's roleRef is refused any change, so it is what the binding's name
-    says: the Role named like it (both carry the Job's name, hence the fingerprint)."""
-    job_key = keys("gke-us", xr)[2]
-    binding = manifest_of(desired_resources(reconcile(xr, [US]))[f"{job_key}-binding"])
-    name = binding["metadata"]["name"]
-    assert binding["roleRef"] == {
-        "apiGroup": "rbac.authorization.k8s.io",
-        "kind": "Role",
-        "name": name,
+)  # fmt: skip
+def test_an_upgrade_from_the_previous_release_loses_nothing(
+    remote_status, phase_before, job, access_stays, phase
+):
+    xr, observed, composed = running_world(remote_status or COMPLETE)
+    fingerprint = JOB_US.rpartition("-")[2]
+    xr["status"] = {
+        "clusters": [{"name": "gke-us", "phase": phase_before, "fingerprint": fingerprint}]
     }
+    if remote_status is None:
+        observed = {CLAIM_US: observed[CLAIM_US]}
+    rsp = reconcile(xr, [US], observed)
+    desired = desired_resources(rsp)
+    assert manifest_of(desired[CLAIM_US]) == manifest_of(composed[CLAIM_US]), "claim untouched"
+    assert (set(desired) >= ACCESS_US) is access_stays
+    assert not (ACCESS_US - set(desired)) or not (ACCESS_US & set(desired)), "all or none"
+    if access_stays:  # carried as they are: the running Job's pod uses them
+        for key in ACCESS_US:
+            assert desired[key]["spec"] == observed[key]["spec"], key
+    policies = desired[JOB_US]["spec"].get("managementPolicies") if job else None
+    assert {"full": None, "slim": ["Observe", "Delete"], None: None}[job] == policies
+    assert (JOB_US in desired) is (job is not None)
+    assert rows(rsp)["gke-us"]["phase"] == phase

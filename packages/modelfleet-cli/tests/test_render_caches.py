@@ -102,8 +102,9 @@ def test_a_shard_composes_a_claim_and_a_hydration_job_per_cluster(
     docs = render(functions_file, shard(ex, cache), *required(ex, "ModelCacheShard"))
     check_stream(docs, "ModelCacheShard", root=cache)
     kinds = sorted(remote(d).get("kind", "") for d in docs[1:])
-    # Per cluster: the claim, the Job, and what the Job reports its progress with.
-    per_cluster = ["Job", "PersistentVolumeClaim", "Role", "RoleBinding", "ServiceAccount"]
+    # Per cluster: the claim and the Job (which reports its progress with the cluster's
+    # hydrator account, the InferenceCluster's).
+    per_cluster = ["Job", "PersistentVolumeClaim"]
     expected = per_cluster * len(clusters) + (["Secret"] if token else [])
     assert kinds == sorted(expected)
     assert all(name.startswith(tuple(clusters)) for name in composed_names(docs))

@@ -34,27 +34,29 @@ from render_world import (
     single,
 )
 
+# The hydrator's ServiceAccount, Role and RoleBinding: every cluster's.
+HYDRATOR = ["hydrator-role", "hydrator-role-binding", "hydrator-service-account"]
 CLUSTERS = [
     # example, file, cluster, composed resources once connected, conditions
     (
         "quickstart",
         "inferencecluster.yaml",
         "gke-dev",
-        ["storage-class", "workload-namespace"],
+        [*HYDRATOR, "storage-class", "workload-namespace"],
         {"Ready": "True", "Connected": "True", "StorageReady": "True"},
     ),
     (
         "multinode",
         "inferenceclusters.yaml",
         "gke-us-central",
-        ["leaderworkerset", "storage-class", "workload-namespace"],
+        [*HYDRATOR, "leaderworkerset", "storage-class", "workload-namespace"],
         {"Ready": "True", "LeaderWorkerSetReady": "True"},
     ),
     (
         "multinode",
         "inferenceclusters.yaml",
         "gke-us-east",
-        ["workload-namespace"],
+        [*HYDRATOR, "workload-namespace"],
         {"Ready": "True", "StorageReady": "True"},
     ),
     ("byo-claim", "inferencecluster.yaml", "onprem-lab", None, {"Connected": "True"}),
@@ -80,6 +82,7 @@ def test_an_inference_cluster_renders_connected_once_its_objects_are_observed(
     check_stream(docs, "InferenceCluster")
     status = docs[0]["status"]
     assert status["providerConfigName"] and status["workloadNamespace"]
+    assert status["hydratorServiceAccount"] == "modelfleet-hydrator"
     got = conditions(docs[0])
     assert {t: got[t][0] for t in expected} == expected
     if composed is not None:

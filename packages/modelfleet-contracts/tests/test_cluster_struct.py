@@ -27,10 +27,17 @@ pool = st.dictionaries(
 )
 status = st.dictionaries(
     st.sampled_from(
-        ["providerConfigName", "workloadNamespace", "conditions", "storage", "nodePools"]
+        [
+            "providerConfigName",
+            "workloadNamespace",
+            "hydratorServiceAccount",
+            "conditions",
+            "storage",
+            "nodePools",
+        ]
     ),
     text | st.lists(condition | odd, max_size=3) | storage | st.lists(pool | odd, max_size=2),
-    max_size=5,
+    max_size=6,
 )
 cluster = st.dictionaries(
     st.sampled_from(["metadata", "status"]),
@@ -61,3 +68,12 @@ def test_leaving_node_pools_out_reads_everything_else():
     ic = inference_cluster("gpu-a")
     view = read_cluster_struct(struct_of(ic), node_pools=False)
     assert view.node_pools == () and view.name == "gpu-a" and view.reachable
+
+
+def test_the_hydrator_service_account_is_read_once_reported():
+    assert read_cluster_struct(struct_of(inference_cluster("gpu-a"))).hydrator_service_account == (
+        "modelfleet-hydrator"
+    )
+    before = inference_cluster("gpu-a", hydrator_access=False)
+    assert read_cluster_struct(struct_of(before)).hydrator_service_account is None
+    assert read_cluster(before).hydrator_service_account is None

@@ -1,6 +1,7 @@
-"""A loopback stand-in for a cluster's API server, as far as a hydration Job's own Role goes:
-`get` and merge-`patch` of one Job, with a bearer token. Anything else is refused (403), as
-RBAC would. It records every patch, so a test can read the figures in the order they came.
+"""A loopback stand-in for a cluster's API server, as far as a hydration Job's reporting goes:
+`get` and merge-`patch` of its one Job, with a bearer token. Anything else is refused (403),
+stricter than the hydrator's Role (any Job of the namespace): the hydrator touches its own.
+It records every patch, so a test can read the figures in the order they came.
 
 Listens on 127.0.0.1 only and shuts itself down after `lifetime` seconds.
 """

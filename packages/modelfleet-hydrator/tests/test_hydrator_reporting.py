@@ -1,6 +1,7 @@
 """The hydrator reporting on its own Job, against a loopback API server (fake_kube.py) that
-allows what the composed Role allows: get and patch of that Job. The Job's command is the
-composed one (hydrator_world.py); only `--report-every` is shortened so a test can watch."""
+allows get and patch of that Job (what the hydrator's Role allows, narrowed to it). The Job's
+command is the composed one (hydrator_world.py); only `--report-every` is shortened so a test
+can watch."""
 
 import json
 import re

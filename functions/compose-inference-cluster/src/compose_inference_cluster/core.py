@@ -1,7 +1,8 @@
 """Deciding what an InferenceCluster composes and reports, from plain data.
 
 Status is written only from what was observed: the provider config name once the config
-exists, the workload namespace once the Namespace is Active on the cluster, storage `ready`
+exists, the workload namespace once the Namespace is Active on the cluster, the hydrator's
+ServiceAccount once it, its Role and its RoleBinding exist there, storage `ready`
 once the class is there (before that, the class it waits for with `ready: false`, which every
 consumer reads as no shared storage yet). Consumers (cache, scheduler, replica) act on the
 status, so reporting ahead of reality would send them to a cluster that cannot take work yet.
@@ -12,6 +13,7 @@ from typing import Any
 from modelfleet_contracts.clusters import RWX
 from modelfleet_contracts.conditions import Status
 from modelfleet_contracts.fields import mapping_at
+from modelfleet_contracts.hydration import HYDRATOR_SERVICE_ACCOUNT
 from modelfleet_contracts.models.inferencecluster import (
     InferenceClusterSpec,
     LeaderWorkerSet,
@@ -23,6 +25,7 @@ from modelfleet_contracts.provider_errors import provider_config_absent, remote_
 from modelfleet_contracts.spec import InvalidSpec, filled, parse_spec
 
 from compose_inference_cluster import manifests as m
+from compose_inference_cluster.hydrator_access import HYDRATOR_ACCESS, hydrator_access_objects
 
 PROVIDER_CONFIG = "provider-config"
 HELM_PROVIDER_CONFIG = "helm-provider-config"
@@ -104,12 +107,20 @@ def compose_cluster(
     if connected:
         status["workloadNamespace"] = namespace
     out.conditions.append(_connected(spec, pc_name, pc_exists, namespace, ns_obj))
+    out.desired.update(hydrator_access_objects(name, pc_name, namespace))
+    hydrator_ready = connected and all(
+        (obj := observed.get(key)) is not None and obj.ready for key in HYDRATOR_ACCESS
+    )
+    if hydrator_ready:
+        # Caches start hydration Jobs under it only once it is there: a Job whose account
+        # does not exist gets no pod, and one whose Role is missing cannot report progress.
+        status["hydratorServiceAccount"] = HYDRATOR_SERVICE_ACCOUNT
 
     storage_cond = _compose_storage(spec, name, pc_name, observed, out, status)
     out.conditions.append(storage_cond)
     lws_ready = _compose_lws(spec, name, pc_name, observed, out)
     out.status = status
-    out.ready = connected and storage_cond.status and lws_ready
+    out.ready = connected and hydrator_ready and storage_cond.status and lws_ready
     # A named ClusterProviderConfig is read, not watched: look again soon until it exists.
     out.recheck_soon = not pc_exists and not connection.kubeconfigSecretRef
     return out

@@ -1,5 +1,6 @@
 """What an InferenceCluster composes: provider configs, the workload Namespace, the
-StorageClass (or proof that a named one exists) and the LeaderWorkerSet Helm release.
+StorageClass (or proof that a named one exists) and the LeaderWorkerSet Helm release (and
+the hydrator's access in the namespace: hydrator_access.py).
 
 The InferenceCluster is cluster-scoped, but Crossplane v2's provider-kubernetes Objects and
 provider-helm Releases are namespaced, so they need a control-plane namespace of their own:

@@ -9,7 +9,6 @@ Clusters that still match keep everything composed for them whatever their statu
 for a moment; only a cluster that no longer matches (or no longer exists) loses its objects.
 """
 
-from dataclasses import dataclass
 from typing import Any
 
 from modelfleet_contracts.clusters import SELECTED_CLUSTERS, ClusterView, matches_selector
@@ -31,8 +30,8 @@ from compose_model_cache.claim_size import (
 from compose_model_cache.credentials import CREDENTIALS_REDACTED, credentials_condition
 from compose_model_cache.existing import Existing, existing_object, keeping_fixed_fields
 from compose_model_cache.fingerprint import source_fingerprint
+from compose_model_cache.hydration_job import OnCluster, compose_job
 from compose_model_cache.keys import (
-    access_keys,
     current_job_keys,
     hydration_keys,
     resource_keys,
@@ -56,19 +55,6 @@ from compose_model_cache.progress import (
 )
 from compose_model_cache.revision import Pin, choose_pin, revision_check
 from compose_model_cache.status import cache_conditions
-
-
-@dataclass(frozen=True)
-class OnCluster:
-    """What a cluster's composition is decided on, besides the cache."""
-
-    view: ClusterView
-    blocked: str | None  # why nothing can be staged there now (why_cannot_stage)
-    job_keys: tuple[str, ...]  # of the current source's Job (keys.current_job_keys)
-    # The current source's Job as observed; None when its Object still echoes another Job
-    # (re-pointed by an earlier release, the new one not observed yet): never its state.
-    job: ObservedObject | None
-    hydration: list[str]  # observed keys of its hydration Jobs (any source) and their access
 
 
 def spec_problem(spec: ModelCacheSpec) -> str | None:
@@ -207,10 +193,13 @@ def compose_cache(
     if sized:
         outcome.conditions.append(sized)
     outcome.ready = bool(matched) and ready == len(matched)
-    # What only an InferenceCluster can change (none matched yet, one not able to stage yet):
-    # Crossplane does not watch InferenceClusters, so ask to look again soon.
+    # What only an InferenceCluster can change (none matched yet, one not able to stage yet,
+    # one whose hydrator account is not there yet: _compose_job): Crossplane does not watch
+    # InferenceClusters, so ask to look again soon.
     byo_claim = bool(spec.storage and spec.storage.existingClaimName)
-    outcome.recheck_soon = not matched or any(why_cannot_stage(v, byo_claim) for v in matched)
+    outcome.recheck_soon = (
+        outcome.recheck_soon or not matched or any(why_cannot_stage(v, byo_claim) for v in matched)
+    )
     return outcome
 
 
@@ -313,27 +302,4 @@ def _compose_cluster(
         secret_ref=ref.name if ref else None,
         cache_namespace=cache.namespace,
     )
-    # Job clean-up. The Job is composed until it is seen Complete for the current
-    # fingerprint. From then on it is left out: provider-kubernetes deletes it, so a finished
-    # Job never runs again and never holds the claim, and `Ready` stays latched through
-    # status.clusters[].fingerprint (phases.py) although the Job is gone. If the status were
-    # ever lost, the Job comes back and finds the completion marker: it fetches nothing.
-    # A failed Job is kept so its reason stays visible; a blocked cluster keeps them all.
-    # A changed source gets a new Job under a new key (keys.py): the old source's Job and its
-    # access are left out, whatever their state, so Crossplane deletes their Objects and
-    # provider-kubernetes the Job and its access.
-    job_key, *twins = here.job_keys
-    access = access_keys(job_key)
-    if phase.phase != READY and not phase.problem:
-        job = cache.job_shape.stamp(values)
-        desired[job_key] = keeping_fixed_fields(job, existing.get(job_key))
-        for suffix, key in access.items():
-            desired[key] = cache.access_shapes[suffix].stamp(values)
-    elif phase.problem and job_key in observed:
-        outcome.kept.append(job_key)  # never cut a running download
-        outcome.kept += [key for key in access.values() if key in observed]
-    else:
-        return phase
-    # Another Object asking for the same Job goes with it, not before (keys.current_job_keys).
-    outcome.kept += [k for t in twins for k in (t, *access_keys(t).values()) if k in observed]
-    return phase
+    return compose_job(cache, here, phase, observed, outcome, values, existing)

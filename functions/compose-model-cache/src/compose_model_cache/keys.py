@@ -1,16 +1,20 @@
 """The composition-resource-names (keys) of what a ModelCache composes on each cluster.
 
 A cluster's claim and credentials Secret keep their keys whatever the source. Its hydration
-Job's key carries the source fingerprint, as the Job's name does, and so do the keys of the
-Job's ServiceAccount, Role and RoleBinding (named like the Job). provider-kubernetes finds an
+Job's key carries the source fingerprint, as the Job's name does. provider-kubernetes finds an
 Object's remote object by the name in the Object's own manifest, and deletes only that one: an
-Object re-pointed at another name would leave the previous Job (running or failed) and its
-access on the workload cluster for good. Under a key per source, a new source is a new Object;
-the old one, left out, is deleted by Crossplane, and its Job and access by provider-kubernetes.
+Object re-pointed at another name would leave the previous Job (running or failed) on the
+workload cluster for good. Under a key per source, a new source is a new Object; the old one,
+left out, is deleted by Crossplane, and its Job (if its TTL left it there) by
+provider-kubernetes.
 
-Releases before this one composed every source's Job under `<cluster>-hydrate` (the legacy
-key), its access under `<cluster>-hydrate-account` and so on: `current_job_keys` says what
-becomes of such an Object after an upgrade.
+Releases before this one composed, beside each Job, its own ServiceAccount, Role and
+RoleBinding (named like the Job) under the Job's key with a suffix (`access_keys`); Jobs now
+run under the cluster's hydrator account, and those keys are read only to keep a running
+Job's access until it finishes (core.py), then to let it go. Releases before that composed
+every source's Job under `<cluster>-hydrate` (the legacy key), its access under
+`<cluster>-hydrate-account` and so on: `current_job_keys` says what becomes of such an
+Object after an upgrade.
 """
 
 import re
@@ -20,7 +24,8 @@ from modelfleet_contracts.naming import composed_key
 
 from compose_model_cache.fingerprint import FINGERPRINT_LEN
 
-ACCESS_SUFFIXES = ("account", "role", "binding")  # as job_access.py names the three objects
+# As earlier releases suffixed the keys of a Job's ServiceAccount, Role and RoleBinding.
+ACCESS_SUFFIXES = ("account", "role", "binding")
 
 # `<cluster>-hydrate[-<fingerprint>][-<access suffix>]`: the key of a hydration Job (of any
 # source, or the legacy one) or of its access. The cluster part is `composed_key(cluster)`;
@@ -50,7 +55,8 @@ def legacy_job_key(cluster: str) -> str:
 
 
 def access_keys(job_key: str) -> dict[str, str]:
-    """The keys of the Job's ServiceAccount, Role and RoleBinding, by suffix."""
+    """The keys earlier releases composed the Job's ServiceAccount, Role and RoleBinding
+    under, by suffix."""
     return {suffix: f"{job_key}-{suffix}" for suffix in ACCESS_SUFFIXES}
 
 

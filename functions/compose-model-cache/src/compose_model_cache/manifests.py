@@ -1,4 +1,5 @@
-"""What a ModelCache composes on one cluster: the claim, the token Secret, the hydration Job."""
+"""What a ModelCache composes on one cluster: the claim, the token Secret, the hydration Job
+(while it runs; once finished, a slim Object that only watches it: `finished_job_object`)."""
 
 from dataclasses import dataclass
 from functools import cached_property
@@ -29,6 +30,7 @@ from modelfleet_contracts.naming import cache_claim_name, remote_name
 from modelfleet_contracts.objects import (
     JOB_COMPLETE,
     MANAGE_ALL,
+    OBSERVE_AND_DELETE,
     OBSERVE_ONLY,
     PVC_BOUND,
     RETAIN_ON_DELETE,
@@ -40,8 +42,11 @@ from modelfleet_contracts.stamps import Shape, marker
 
 from compose_model_cache.fingerprint import source_of
 from compose_model_cache.hydration_command import hydration_argv
-from compose_model_cache.job_access import access_objects
 
+# How long a finished hydration Job stays on its cluster before Kubernetes' TTL controller
+# deletes it (and its pods): an hour to read its logs. Its Object outlives it (slim, Observe
+# and Delete: `finished_job_object`), so nothing on the control plane is deleted for it.
+JOB_TTL_SECONDS = 3600
 DEFAULT_RESOURCES = {"requests": {"cpu": "500m", "memory": "2Gi"}, "limits": {"memory": "8Gi"}}
 S3_CREDENTIAL_KEYS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
 # A kubernetes.io/dockerconfigjson Secret's key; it is copied to the remote Secret's key (and
@@ -138,10 +143,8 @@ class CacheRef:
         return Shape(job_object(self, ANY_CLUSTER))
 
     @cached_property
-    def access_shapes(self) -> dict[str, Shape]:
-        """The Job's ServiceAccount, Role and RoleBinding, by key suffix (job_access.py)."""
-        objects = access_objects(self.job_name, ANY_CLUSTER, self.labels(ANY_CLUSTER.name))
-        return {suffix: Shape(obj) for suffix, obj in objects.items()}
+    def finished_job_shape(self) -> Shape:
+        return Shape(finished_job_object(self, ANY_CLUSTER))
 
 
 # A cluster whose every value the manifests use is a marker (stamps.py).
@@ -153,6 +156,7 @@ ANY_CLUSTER = ClusterView(
     connected=True,
     storage_class_name=marker("storageClass"),
     shared_storage_ready=True,
+    hydrator_service_account=marker("hydratorServiceAccount"),
 )
 
 
@@ -163,6 +167,7 @@ def cluster_values(cluster: ClusterView) -> dict[str, Any]:
         "providerConfig": cluster.provider_config_name,
         "namespace": cluster.workload_namespace,
         "storageClass": cluster.storage_class_name,
+        "hydratorServiceAccount": cluster.hydrator_service_account,
     }
 
 
@@ -271,6 +276,7 @@ def _resources(hydration: Hydration) -> dict[str, Any]:
 def job_object(cache: CacheRef, cluster: ClusterView) -> dict[str, Any]:
     """The hydration Job: a fixed script in a pinned image, user values as argv."""
     assert cluster.provider_config_name and cluster.workload_namespace
+    assert cluster.hydrator_service_account
     hydration = cache.hydration
     cache_dir = "/".join(p for p in (MODEL_MOUNT_PATH, cache.cache_subdir) if p)
     labels = cache.labels(cluster.name)
@@ -305,15 +311,19 @@ def job_object(cache: CacheRef, cluster: ClusterView) -> dict[str, Any]:
             # single pod ever writes the staging directory (the script relies on that to
             # discard a killed attempt's partial files).
             "podReplacementPolicy": "Failed",
-            # No ttlSecondsAfterFinished: if Kubernetes deleted a finished Job while it is
-            # still composed, provider-kubernetes would re-create it. The function stops
-            # composing it instead once it has seen it complete (see core.py).
+            # Kubernetes deletes the Job this long after it finished. Before then the
+            # function has seen it finish and turned its Object into one that only watches
+            # it (`finished_job_object`): a fully managed Object would re-create a Job its TTL
+            # deleted. Not fixed at creation: a Job an earlier release created gets it too.
+            "ttlSecondsAfterFinished": JOB_TTL_SECONDS,
             "template": {
                 "metadata": {"labels": labels},
                 "spec": {
                     "restartPolicy": "Never",
-                    # Its token lets the hydrator patch progress onto this Job, and only that.
-                    "serviceAccountName": cache.job_name,
+                    # The cluster's hydrator account (compose-inference-cluster composes it
+                    # once per workload namespace): its token lets the hydrator patch its
+                    # progress onto its Job.
+                    "serviceAccountName": cluster.hydrator_service_account,
                     "automountServiceAccountToken": True,
                     "containers": [container],
                     "volumes": [
@@ -328,4 +338,27 @@ def job_object(cache: CacheRef, cluster: ClusterView) -> dict[str, Any]:
     }
     return kubernetes_object(
         manifest, cluster.provider_config_name, labels=labels, readiness_query=JOB_COMPLETE
+    )
+
+
+def finished_job_object(cache: CacheRef, cluster: ClusterView) -> dict[str, Any]:
+    """The Object of a hydration Job seen finished (Complete or Failed): its identity only,
+    Observe and Delete. provider-kubernetes neither updates nor re-creates the Job; it keeps
+    echoing it (its status, its figures) and its readiness while it exists, and once the
+    Job's TTL removed it, reports success and keeps what it last saw, so the Object stays
+    quiet and small. Deleting the Object (the cache, its source or the cluster gone; a failed
+    Job retried) deletes the Job if it is still there."""
+    assert cluster.provider_config_name and cluster.workload_namespace
+    labels = cache.labels(cluster.name)
+    manifest = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": cache.job_name, "namespace": cluster.workload_namespace},
+    }
+    return kubernetes_object(
+        manifest,
+        cluster.provider_config_name,
+        labels=labels,
+        readiness_query=JOB_COMPLETE,
+        management_policies=OBSERVE_AND_DELETE,
     )

@@ -91,6 +91,7 @@ def clusters_revision(views: Iterable[ClusterView]) -> str:
             v.provider_config_name,
             v.workload_namespace,
             v.storage_class_name if v.has_shared_storage else None,
+            v.hydrator_service_account,
         )
         for v in sorted(views, key=lambda v: v.name)
     ]

@@ -39,6 +39,9 @@ class ClusterView:
     storage_class_name: str | None
     shared_storage_ready: bool
     node_pools: tuple[NodePool, ...] = ()
+    # The ServiceAccount hydration Jobs run under there, once the cluster observed it (and
+    # its Role and RoleBinding); None before.
+    hydrator_service_account: str | None = None
 
     @property
     def reachable(self) -> bool:
@@ -96,6 +99,7 @@ def read_cluster(ic: dict[str, Any]) -> ClusterView:
         storage_class_name=_text(storage.get("storageClassName")),
         shared_storage_ready=bool(storage.get("ready")) and storage.get("accessMode") == RWX,
         node_pools=pools,
+        hydrator_service_account=_text(status.get("hydratorServiceAccount")),
     )
 
 

@@ -1,5 +1,6 @@
 """What compose-model-cache and the hydrator agree on: the image, its command, its env, and
-the annotations on the hydration Job.
+the annotations on the hydration Job; and what compose-inference-cluster composes for the
+hydrator once per workload namespace: the identity every hydration Job runs under.
 
 The hydrator (packages/modelfleet-hydrator) writes the figures on its own Job;
 compose-model-cache reads them back from the observed Job and writes PINNED_REVISION, which
@@ -27,3 +28,12 @@ FILES_DONE = PREFIX + "files-done"
 FILES_TOTAL = PREFIX + "files-total"
 REVISION = PREFIX + "revision"  # the commit the Job resolved the revision to, and fetches
 PINNED_REVISION = PREFIX + "pinned-revision"  # the commit the cache pinned (set by the function)
+
+# The hydrator's access, composed once per workload namespace by compose-inference-cluster and
+# reported in the InferenceCluster's `status.hydratorServiceAccount` once observed: a
+# ServiceAccount, a Role allowing `get` and `patch` on the Jobs of that namespace (where a
+# Job reports its progress on itself) and the RoleBinding. Every hydration Job runs under the
+# ServiceAccount, so no Job needs access objects of its own (issue 20 item 2).
+HYDRATOR_SERVICE_ACCOUNT = "modelfleet-hydrator"
+HYDRATOR_ROLE = "modelfleet-hydrator"
+HYDRATOR_ROLE_BINDING = "modelfleet-hydrator"

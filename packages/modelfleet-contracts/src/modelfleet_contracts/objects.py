@@ -10,6 +10,11 @@ from modelfleet_contracts.api import OBJECT_API_VERSION, OBJECT_KIND, PROVIDER_C
 MANAGE_ALL = ["*"]
 OBSERVE_ONLY = ["Observe"]
 RETAIN_ON_DELETE = ["Observe", "Create", "Update", "LateInitialize"]
+# Watch what is there, never create or update it, delete it with the Object. Unlike OBSERVE_ONLY,
+# a remote object that is gone (a finished Job its TTL removed) is no error: provider-kubernetes
+# reports success and keeps the last `status.atProvider` and `Ready` it saw (crossplane-runtime
+# treats "does not exist" as an error only when Observe is the one policy).
+OBSERVE_AND_DELETE = ["Observe", "Delete"]
 
 # CEL readiness queries, evaluated by provider-kubernetes on the observed remote object
 # (variable `object`, standard macros only).

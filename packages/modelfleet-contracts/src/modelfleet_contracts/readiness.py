@@ -16,8 +16,9 @@ A composed resource is ready once it was observed and:
 - or it is a provider config, which has no readiness of its own (no Ready condition ever
   appears on one): existing is all there is to it.
 A resource not observed yet (about to be created, or one Crossplane could not observe this
-time) is not ready. A resource a function stops composing (a hydration Job once complete)
-is not desired any more, so nothing is said about it.
+time) is not ready. A resource a function stops composing (an older source's hydration Job)
+is not desired any more, so nothing is said about it; a finished Job's slim Object keeps the
+Ready its provider last reported.
 """
 
 from dataclasses import dataclass

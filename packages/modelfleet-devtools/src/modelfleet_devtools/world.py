@@ -5,6 +5,7 @@ import copy
 from typing import Any
 
 from modelfleet_contracts.api import API_VERSION, INFERENCE_CLUSTER, OBJECT_KIND
+from modelfleet_contracts.hydration import HYDRATOR_SERVICE_ACCOUNT
 
 H100 = {
     "name": "h100",
@@ -24,8 +25,11 @@ def inference_cluster(
     storage_ready: bool = True,
     node_pools: list[dict[str, Any]] | None = None,
     workload_namespace: str = "modelfleet",
+    hydrator_access: bool = True,
 ) -> dict[str, Any]:
-    """An InferenceCluster with the status compose-inference-cluster writes once observed."""
+    """An InferenceCluster with the status compose-inference-cluster writes once observed;
+    `hydrator_access=False`: the hydrator's ServiceAccount not observed yet (or a cluster
+    registered by a release before it was composed)."""
     status: dict[str, Any] = {
         "conditions": [
             {
@@ -39,6 +43,8 @@ def inference_cluster(
     if connected:
         status["providerConfigName"] = name
         status["workloadNamespace"] = workload_namespace
+        if hydrator_access:
+            status["hydratorServiceAccount"] = HYDRATOR_SERVICE_ACCOUNT
     if storage_class:
         status["storage"] = {
             "storageClassName": storage_class,

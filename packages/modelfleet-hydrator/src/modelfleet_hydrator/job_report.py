@@ -1,8 +1,11 @@
 """How a hydration goes, told on the hydration Job itself, where provider-kubernetes sees it.
 
 The hydrator patches a few annotations (HYDRATION_KEYS) on its own Job through the cluster's
-API, with the token Kubernetes mounts for the Job's ServiceAccount; that ServiceAccount's Role
-allows `get` and `patch` on this one Job and nothing else. provider-kubernetes copies the
+API, with the token Kubernetes mounts for the Job's ServiceAccount (the cluster's
+`modelfleet-hydrator`, composed once per workload namespace by compose-inference-cluster; a
+Job an earlier release started runs under one named like it); its Role allows `get` and
+`patch` on the namespace's Jobs and nothing else, and the hydrator only ever reads and patches
+its own. provider-kubernetes copies the
 Job, annotations included, into its Object's `status.atProvider.manifest`, which is what
 compose-model-cache reads. The function, for its part, sets PINNED_REVISION on the Job: the
 commit every cluster of the cache is to serve.

@@ -38,6 +38,7 @@ from modelfleet_cli.simulate.objects import (
     Key,
     in_listing_order,
     in_reconcile_order,
+    is_namespace_object,
     key_of,
     stored_secret,
 )
@@ -48,6 +49,8 @@ from modelfleet_cli.simulate.workload import HydrationFault, WorkloadCluster
 from modelfleet_cli.xr_conditions import RESPONSIVE, set_conditions
 
 START = datetime(2025, 1, 1, tzinfo=UTC)
+
+
 MAX_REQUEUES = 2  # per round; a requeued XR changes composed specs, not composed statuses
 
 
@@ -167,8 +170,10 @@ class ControlPlane:
         self._reconcile_every_xr()
         self._requeue_parents()
         usages.mark_configured(self.store, self.now)
-        # In the order they were created (composed resources are applied sorted by name).
+        # In the order they were created (composed resources sorted by name), Namespaces
+        # first: the provider retries one whose namespace is not there within seconds.
         managed = [o for o in self.store.values() if is_managed(o)]
+        managed.sort(key=lambda o: not is_namespace_object(o))
         for done, obj in enumerate(managed, 1):
             self.on_step("providers applying managed resources", done, len(managed))
             self.providers.sync(obj)

@@ -12,7 +12,7 @@ from modelfleet_contracts.api import (
     MODEL_DEPLOYMENT,
     MODEL_REPLICA,
 )
-from modelfleet_contracts.fields import mapping_at
+from modelfleet_contracts.fields import mapping_at, mapping_path
 
 from modelfleet_cli.simulate.fleet import XR_ORDER
 
@@ -61,3 +61,8 @@ def stored_secret(secret: dict[str, Any]) -> dict[str, Any]:
         for k, v in plain.items():
             data[k] = base64.b64encode(str(v).encode()).decode()
     return stored
+
+
+def is_namespace_object(obj: dict[str, Any]) -> bool:
+    """Whether a managed resource is a provider-kubernetes Object for a Namespace."""
+    return mapping_path(obj, "spec", "forProvider", "manifest").get("kind") == "Namespace"

@@ -50,6 +50,13 @@ def _may(policies: set[str], action: str) -> bool:
     return "*" in policies or action in policies
 
 
+def _only_observes(policies: set[str]) -> bool:
+    """crossplane-runtime's `ShouldOnlyObserve`: Observe is the one policy. Only then is a
+    remote object that does not exist an error (`cannot observe external resource`); with
+    Observe and Delete it is a successful reconcile that changes nothing (no Create)."""
+    return policies == {"Observe"}
+
+
 _SEGMENT = re.compile(r"([^.\[\]]+)|\[([^\]]*)\]")
 
 
@@ -127,6 +134,9 @@ class Providers:
             policies = _policies(obj)
             existing = cluster.get(manifest)
             if existing is None and not _may(policies, "Create"):
+                if not _only_observes(policies):
+                    self._absent(obj)
+                    return
                 kind = manifest.get("kind", "object")
                 name = mapping_at(manifest, "metadata").get("name", "")
                 raise ApplyError(f'cannot get object: {kind} "{name}" not found')
@@ -180,6 +190,15 @@ class Providers:
             ready,
         ]
 
+    def _absent(self, obj: dict[str, Any]) -> None:
+        """An Object that may not create found nothing (a finished Job its TTL removed, seen
+        by an Observe-and-Delete Object): provider-kubernetes' Observe returns "does not
+        exist" without touching `status.atProvider`, and the managed reconciler, which may
+        neither create nor update, reports success. The last echo and Ready stay."""
+        status = obj.setdefault("status", {})
+        ready = condition_in(status, "Ready") or Status.false("Ready", "Creating").as_condition()
+        status["conditions"] = [Status.true("Synced", "ReconcileSuccess").as_condition(), ready]
+
     def _observed(self, obj: dict[str, Any], remote: dict[str, Any]) -> None:
         status = obj.setdefault("status", {})
         status["atProvider"] = {"manifest": _echo(remote, self.sanitize_secrets)}
@@ -232,6 +251,11 @@ class Providers:
             return
         remote = cluster.get(mapping_path(obj, "spec", "forProvider", "manifest"))
         if remote is None:
+            policies = _policies(obj)
+            if not _may(policies, "Create") and not _only_observes(policies):
+                self._absent(obj)
+                return
+            # One that may create does so at its next sync (a TTL-removed Job comes back).
             kind = mapping_path(obj, "spec", "forProvider", "manifest").get("kind", "object")
             self._failed(obj, f"cannot get object: {kind} not found")
             return

@@ -1,11 +1,13 @@
 """A simulated workload cluster: the objects on it and the controllers that move them along.
 
 Each `tick` is one round of the cluster's own controllers: Namespaces go Active, claims bind
-when their StorageClass exists, hydration Jobs run for a few rounds and complete (or fail, when
-a fault says so), Deployments and LeaderWorkerSets become Available when their node pool has
-room for every pod (the round after their pods were first placed: pods take a while to
-start, so provider-kubernetes, which reads a workload back right after creating it, first
-sees it not Available). Nothing here knows about Crossplane; the simulated providers drive it.
+when their StorageClass exists, hydration Jobs run for a few rounds and complete (or fail,
+when a fault says so) and are deleted `ttlSecondsAfterFinished` after they finished (a tick
+is a minute, as a round is on simulate's clock), Deployments and LeaderWorkerSets become
+Available when their node pool has room for every pod (the round after their pods were first
+placed: pods take a while to start, so provider-kubernetes, which reads a workload back right
+after creating it, first sees it not Available). Nothing here knows about Crossplane; the
+simulated providers drive it.
 """
 
 import copy
@@ -37,6 +39,7 @@ LWS_GROUP = LWS_API_VERSION.split("/")[0]
 
 
 KINDS_IN_CONTROLLER_ORDER = ("Namespace", "PersistentVolumeClaim", "Job")
+SECONDS_PER_TICK = 60  # a round of simulate (control_plane.ControlPlane.now)
 
 
 def _controller_rank(kind: str) -> int:
@@ -94,6 +97,8 @@ class WorkloadCluster:
         self.events: list[str] = []
         self.deleted: list[tuple[Key, dict[str, Any]]] = []  # (key, last state) in order
         self._job_progress: dict[Key, int] = {}
+        self._ticks = 0
+        self._finished_at: dict[Key, int] = {}  # Job -> the tick it was seen finished
         # Workloads (by uid) whose pods were placed in an earlier tick: started by now.
         self._started: set[str] = set()
         self._serial = 0
@@ -191,6 +196,7 @@ class WorkloadCluster:
     def _remove(self, key: Key, reason: str) -> None:
         obj = self.objects.pop(key)
         self._job_progress.pop(key, None)
+        self._finished_at.pop(key, None)
         self.deleted.append((key, obj))
         self.events.append(f"deleted {describe(key)}" + (f" ({reason})" if reason else ""))
 
@@ -206,6 +212,7 @@ class WorkloadCluster:
         """One round of the cluster's controllers, each over its own kind: Namespaces, then
         claims, then Jobs (a claim that binds this round lets its Job's pod start this round,
         whichever of the two was created first), then workloads."""
+        self._ticks += 1
         for key, obj in sorted(self.objects.items(), key=lambda kv: _controller_rank(kv[0][0])):
             kind = key[0]
             if kind == "Namespace":
@@ -214,8 +221,24 @@ class WorkloadCluster:
                 self._bind_claim(key, obj)
             elif kind == "Job":
                 self._run_job(key, obj)
+        self._collect_finished_jobs()
         self._schedule_workloads()
         self._finalize_claims()
+
+    def _collect_finished_jobs(self) -> None:
+        """Kubernetes' TTL-after-finished controller: a finished Job with
+        `ttlSecondsAfterFinished` is deleted (with its pods) that long after it finished."""
+        for key, obj in list(self.objects.items()):
+            if key[0] != "Job" or not (
+                _has_condition(obj, "Complete") or _has_condition(obj, "Failed")
+            ):
+                continue
+            finished = self._finished_at.setdefault(key, self._ticks)
+            ttl = mapping_at(obj, "spec").get("ttlSecondsAfterFinished")
+            if isinstance(ttl, bool) or not isinstance(ttl, int | float):
+                continue  # none: it stays (a number may come through protobuf as a float)
+            if (self._ticks - finished) * SECONDS_PER_TICK >= ttl:
+                self._remove(key, f"ttlSecondsAfterFinished {int(ttl)} passed")
 
     def _bind_claim(self, key: Key, obj: dict[str, Any]) -> None:
         status = obj.setdefault("status", {})
@@ -258,6 +281,14 @@ class WorkloadCluster:
         if _has_condition(obj, "Complete") or _has_condition(obj, "Failed"):
             return
         template = mapping_path(obj, "spec", "template")
+        account = mapping_at(template, "spec").get("serviceAccountName")
+        if account and ("ServiceAccount", key[1], str(account)) not in self.objects:
+            # The ServiceAccount admission plugin refuses the pod; the Job controller retries.
+            status["active"] = 0
+            message = f'{describe(key)}: pods forbidden: serviceaccount "{account}" not found'
+            if not self.events or self.events[-1] != message:
+                self.events.append(message)
+            return
         if self._claims_bound(key[1], template):
             status["active"] = 0
             return

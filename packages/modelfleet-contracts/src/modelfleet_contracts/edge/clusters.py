@@ -60,4 +60,5 @@ def read_cluster_struct(s: struct_pb2.Struct, *, node_pools: bool = True) -> Clu
         and access_mode.HasField("string_value")
         and access_mode.string_value == RWX,
         node_pools=pools,
+        hydrator_service_account=_string_at(status, "hydratorServiceAccount"),
     )

@@ -445,6 +445,10 @@ class InferenceClusterStatus(BaseModel):
     """
     The namespace on the cluster where Modelfleet composes, once it exists.
     """
+    hydratorServiceAccount: str | None = None
+    """
+    The ServiceAccount in the workload namespace that hydration Jobs run under (allowed to get and patch Jobs there, to report their progress), once it and its Role and RoleBinding exist.
+    """
     storage: Storage1 | None = None
     """
     The shared storage the cluster offers, as observed.

@@ -7,7 +7,8 @@ Deployment controller writes), so `modelfleet simulate` and the real run share o
 
 - a claim binds once its StorageClass exists (as a provisioner would), at its requested size;
 - a hydration Job reports progress on its annotations over a few passes, then completes, or
-  fails attempts while a fault matches its cache;
+  fails attempts while a fault matches its cache (no pod runs while its ServiceAccount does
+  not exist; kube-controller-manager's TTL controller deletes it once finished);
 - a Deployment or LeaderWorkerSet becomes Available with all its replicas, unless the cluster
   is told it has no room.
 """
@@ -94,9 +95,16 @@ class KubeletStandIn:
             (c["metadata"]["namespace"], c["metadata"]["name"]): c
             for c in self.client.list(resource_path("v1", "persistentvolumeclaims"))
         }
+        accounts = {
+            (a["metadata"]["namespace"], a["metadata"]["name"])
+            for a in self.client.list(resource_path("v1", "serviceaccounts"))
+        }
         for job in self.client.list(resource_path("batch/v1", "jobs")):
             if {"Complete", "Failed"} & {k for k, v in _conditions(job).items() if v == "True"}:
                 continue
+            account = job["spec"]["template"]["spec"].get("serviceAccountName")
+            if account and (job["metadata"]["namespace"], account) not in accounts:
+                continue  # the ServiceAccount admission plugin refuses its pod: none runs
             path = _path(job, "batch/v1", "jobs")
             status = dict(job.get("status") or {})
             status.setdefault("startTime", _now())

@@ -10,11 +10,14 @@ from .kube import KubeClient, Kubeconfig, write_kubeconfig
 from .processes import Processes, free_port, wait_for
 
 # The controllers a control plane needs without a kubelet: garbage collection (ownerReferences,
-# foreground deletion), namespace deletion, service-account tokens and the claim/volume
-# protection finalizers. No Job, Deployment or volume-binding controller runs: the kubelet
-# stand-in plays their part, and a real one would fight it over status.
+# foreground deletion), namespace deletion, service-account tokens, the claim/volume
+# protection finalizers, and the TTL-after-finished controller (it deletes a finished Job
+# `ttlSecondsAfterFinished` after the finish its conditions record, as the hydration Jobs ask).
+# No Job, Deployment or volume-binding controller runs: the kubelet stand-in plays their part,
+# and a real one would fight it over status.
 CONTROLLERS = (
     "garbage-collector-controller",
+    "ttl-after-finished-controller",
     "namespace-controller",
     "serviceaccount-controller",
     "serviceaccount-token-controller",
