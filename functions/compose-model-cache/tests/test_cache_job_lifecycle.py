@@ -186,19 +186,3 @@ def test_after_its_ttl_the_job_is_not_created_again_and_the_cache_stays_ready():
         assert desired_resources(rsp)[JOB] == slim
         assert rows(rsp)["gke-us"]["phase"] == "Ready"
         assert rsp.desired.composite.ready
-
-
-def test_at_most_the_running_jobs_hold_hydration_slots(monkeypatch):
-    """A finished Job's slim Object holds no slot: another cluster starts."""
-    monkeypatch.setattr("compose_model_cache.core.MAX_HYDRATIONS", 1)
-    eu = inference_cluster("gke-eu")
-    claim_eu, _, job_eu = keys("gke-eu")
-    both = desired_resources(reconcile(model_cache(), [US, eu]))
-    observed = {
-        CLAIM: bound(COMPOSED[CLAIM]),
-        JOB: complete(COMPOSED[JOB]),
-        claim_eu: bound(both[claim_eu]),
-    }
-    rsp = reconcile(model_cache(), [US, eu], observed)
-    assert form(desired_resources(rsp)[job_eu], None) == "full"
-    assert form(desired_resources(rsp)[JOB], observed[JOB]) == "slim"
