@@ -26,7 +26,7 @@ from compose_model_cache.core import spec_problem, why_cannot_stage
 from compose_model_cache.credentials import CREDENTIALS_REDACTED
 from compose_model_cache.fingerprint import source_fingerprint
 from compose_model_cache.handover import LegacyObject, hand_over
-from compose_model_cache.keys import current_job_keys
+from compose_model_cache.keys import current_job_keys, resource_keys
 from compose_model_cache.manifests import CacheRef
 from compose_model_cache.phases import PENDING, READY, ClusterPhase
 from compose_model_cache.progress import summary_progress
@@ -122,7 +122,7 @@ def compose_fleet(
     handed = {
         v.name
         for v in matched
-        if f"{composed_key(v.name)}-claim" in legacy and v.name not in reported
+        if resource_keys(v.name, fingerprint)[0] in legacy and v.name not in reported
     }
     raw_spec = mapping_at(xr, "spec")
     for key, members in assign_shards(views, shards).items():
