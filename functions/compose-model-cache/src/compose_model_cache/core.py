@@ -47,11 +47,11 @@ from compose_model_cache.phases import (
 )
 from compose_model_cache.progress import (
     JobReport,
+    cache_status,
     carried,
     figures,
     hydrating_message,
     read_report,
-    summary_progress,
 )
 from compose_model_cache.revision import Pin, choose_pin, revision_check
 from compose_model_cache.status import cache_conditions
@@ -170,13 +170,7 @@ def compose_cache(
             row["message"] = message
         rows.append(row)
 
-    ready = sum(1 for p in phases if p.phase == READY)
-    summary = {"ready": f"{ready}/{len(matched)}"}
-    if progress := summary_progress(rows):
-        summary["progress"] = progress
-    outcome.status = {"summary": summary, "clusters": rows}
-    if pin:
-        outcome.status["pinnedRevision"] = pin.as_status()
+    outcome.status = cache_status(rows, pin.as_status() if pin else None)
     outcome.conditions = cache_conditions(matched, phases)
     exposed = {
         view.name: facts.exposed_secret_fields
@@ -192,7 +186,7 @@ def compose_cache(
     sized = claims_sized_condition(sizes, spec.sizeGiB, previous_condition(xr, CLAIMS_SIZED))
     if sized:
         outcome.conditions.append(sized)
-    outcome.ready = bool(matched) and ready == len(matched)
+    outcome.ready = bool(matched) and all(p.phase == READY for p in phases)
     # What only an InferenceCluster can change (none matched yet, one not able to stage yet,
     # one whose hydrator account is not there yet: _compose_job): Crossplane does not watch
     # InferenceClusters, so ask to look again soon.

@@ -29,7 +29,7 @@ from compose_model_cache.handover import LegacyObject, hand_over
 from compose_model_cache.keys import current_job_keys, resource_keys
 from compose_model_cache.manifests import CacheRef
 from compose_model_cache.phases import PENDING, READY, ClusterPhase
-from compose_model_cache.progress import summary_progress
+from compose_model_cache.progress import cache_status
 from compose_model_cache.shards import (
     ObservedShard,
     assign_shards,
@@ -150,18 +150,12 @@ def compose_fleet(
     outcome.desired.update(handover.desired)
     outcome.kept += handover.kept
 
-    ready = sum(1 for p in phases if p.phase == READY)
-    summary = {"ready": f"{ready}/{len(matched)}"}
-    if progress := summary_progress(rows):
-        summary["progress"] = progress
-    outcome.status = {"summary": summary, "clusters": rows}
-    if pin:
-        outcome.status["pinnedRevision"] = pin
+    outcome.status = cache_status(rows, pin)
     outcome.conditions = cache_conditions(matched, _problems(phases, shards, reported, matched))
     for typ in ROLLED_UP:
         if rolled := _rolled_up(typ, shards, previous_condition(xr, typ)):
             outcome.conditions.append(rolled)
-    outcome.ready = bool(matched) and ready == len(matched)
+    outcome.ready = bool(matched) and all(p.phase == READY for p in phases)
     # InferenceClusters are read, not watched: look again soon while one cannot stage yet or
     # none matches; and while old Objects are being handed over.
     outcome.recheck_soon = not matched or bool(blocked) or handover.pending

@@ -120,3 +120,16 @@ def hydrating_message(progress: str, report: JobReport | None, message: str) -> 
         files = f", {report.files_done}/{report.files_total} files"
     detail = message.removeprefix("downloading").strip().lstrip(";").strip()
     return f"downloading {progress}{files}" + (f"; {detail}" if detail else "")
+
+
+def cache_status(rows: list[dict[str, Any]], pin: dict[str, Any] | None) -> dict[str, Any]:
+    """A cache's (or a shard's) status from its rows: the `ready/matched` summary, the
+    fleet's progress once every row reported its total, and the pin."""
+    ready = sum(1 for row in rows if row.get("phase") == "Ready")
+    summary = {"ready": f"{ready}/{len(rows)}"}
+    if progress := summary_progress(rows):
+        summary["progress"] = progress
+    status: dict[str, Any] = {"summary": summary, "clusters": rows}
+    if pin:
+        status["pinnedRevision"] = pin
+    return status
