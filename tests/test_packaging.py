@@ -254,6 +254,6 @@ def test_a_1000_cluster_request_over_4_mib_is_served_and_answered_under_4_mib(
         elapsed = time.monotonic() - started
     assert rsp.ByteSize() < 4 * MIB
     assert rsp.desired.composite.ready == fnv1.READY_TRUE, [c.message for c in rsp.conditions]
-    # One claim per cluster, and each finished Job's slim Object (kept, never deleted).
+    # One claim per cluster, and each finished Job's Object (watching it, never deleted).
     assert len(rsp.desired.resources) == 2000
     assert elapsed < 120

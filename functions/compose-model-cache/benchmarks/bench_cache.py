@@ -4,10 +4,11 @@ the cache become Ready on every cluster.
 Each cluster is connected with ReadWriteMany storage and reports its hydrator ServiceAccount.
 The request is reached the way Crossplane reaches it: reconcile after reconcile, every
 composed Object observed as provider-kubernetes reports it (claims Bound, Jobs Complete; a
-finished Job's Object, once slim, still echoing the Job it last saw), and the status it wrote
-fed back. At most MAX_HYDRATIONS clusters hydrate at once, so over more clusters the measured
-reconcile is the one at which the last wave's Jobs complete: it computes every phase, turns
-those Jobs' Objects slim, latches Ready and emits the all-ready event.
+finished Job's Object, once it only watches the Job, still echoing the Job it last saw), and
+the status it wrote fed back. At most MAX_HYDRATIONS clusters hydrate at once, so over more
+clusters the measured reconcile is the one at which the last wave's Jobs complete: it
+computes every phase, turns those Jobs' Objects to watching them, latches Ready and emits
+the all-ready event.
 
 A second table measures the first reconcile of a gated model (Hugging Face token), which
 composes a claim and a token Secret on every cluster and a hydration Job on as many as hydrate
@@ -98,8 +99,8 @@ def build_request(count: int) -> fnv1.RunFunctionRequest:
         if rsp.desired.composite.ready == fnv1.READY_TRUE:
             require_ready(RUNNER, req, f"ModelCache over {count} clusters")
             return req
-        # What Crossplane observes next: what was desired now, each Object done (one turned
-        # slim keeps the echo it had); and the status the function wrote.
+        # What Crossplane observes next: what was desired now, each Object done (one that
+        # turned to watching its Job keeps the echo it had); and the status the function wrote.
         observed = {
             name: _observed_next(observed.get(name), obj)
             for name, obj in desired_resources(rsp).items()
@@ -110,7 +111,8 @@ def build_request(count: int) -> fnv1.RunFunctionRequest:
 
 def _observed_next(before: dict[str, Any] | None, desired: dict[str, Any]) -> dict[str, Any]:
     """An Object as Crossplane observes it after applying `desired`: a new one done, one whose
-    spec changed (a finished Job's, now slim) with the remote object it last echoed."""
+    spec changed (a finished Job's, now only watching it) with the remote object it last
+    echoed."""
     if before is None:
         kind = _manifest_kind(desired)
         return observed_as_stored(desired, remote_status=_remote_status(kind), ready=True)

@@ -57,9 +57,9 @@ from compose_model_cache.revision import Pin, choose_pin, revision_check
 from compose_model_cache.status import cache_conditions
 
 # At most this many clusters hydrate at once (have a running Job composed); the others wait,
-# Pending, for a slot. Claims, Secrets and rows for 1000 clusters, 250 running Jobs and the
-# other clusters' slim Objects of finished Jobs (~0.7 KiB each) made 2.98 MiB at most: the
-# largest response stays under the 4 MiB Crossplane accepts (docs/benchmarks.md).
+# Pending, for a slot. Claims, token Secrets and rows for 1000 clusters, 250 running Jobs and
+# the other clusters' finished Jobs' Objects (~1.9 KiB each: they keep the pod template) made
+# 3.90 MiB at most, under the 4 MiB Crossplane accepts but close (docs/benchmarks.md).
 MAX_HYDRATIONS = 250
 
 
