@@ -160,8 +160,8 @@ def build_shard_request(count: int) -> fnv1.RunFunctionRequest:
         if rsp.desired.composite.ready == fnv1.READY_TRUE:
             require_ready(RUNNER, req, f"shard of a ModelCache over {count} clusters")
             return req
-        # What Crossplane observes next: what was desired now, each Object done (one turned
-        # slim keeps the echo it had); and the status the function wrote.
+        # What Crossplane observes next: what was desired now, each Object done (one that
+        # turned to watching its Job keeps the echo it had); and the status the function wrote.
         observed = {
             name: _observed_next(observed.get(name), obj)
             for name, obj in desired_resources(rsp).items()
@@ -172,7 +172,8 @@ def build_shard_request(count: int) -> fnv1.RunFunctionRequest:
 
 def _observed_next(before: dict[str, Any] | None, desired: dict[str, Any]) -> dict[str, Any]:
     """An Object as Crossplane observes it after applying `desired`: a new one done, one whose
-    spec changed (a finished Job's, now slim) with the remote object it last echoed."""
+    spec changed (a finished Job's, now only watching it) with the remote object it last
+    echoed."""
     if before is None:
         kind = _manifest_kind(desired)
         return observed_as_stored(desired, remote_status=_remote_status(kind), ready=True)

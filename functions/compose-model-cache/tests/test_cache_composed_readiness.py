@@ -1,6 +1,6 @@
 """What compose-model-cache tells Crossplane of each composed resource's readiness: a claim
 once Bound, the hydration Job once Complete; none before it is observed. A Job seen complete
-stays composed as a slim Object that watches it, Ready as its Object last reported it."""
+stays composed, only watched, Ready as its Object last reported it."""
 
 import pytest
 from cache_world import US, bound, complete, keys, model_cache, reconcile, with_status
@@ -44,7 +44,7 @@ def test_composed_readiness_follows_what_is_observed(states, expected):
     assert composed_readiness(reconcile(with_status(xr, first), [US], observed)) == expected
 
 
-def test_a_completed_jobs_slim_object_and_the_bound_claim_are_ready():
+def test_a_completed_jobs_object_and_the_bound_claim_are_ready():
     xr = model_cache()
     first = reconcile(xr, [US])
     composed = desired_resources(first)

@@ -4,10 +4,14 @@ Routine work creates and deletes no Object (issue 20 item 2). A Job runs under t
 hydrator ServiceAccount (composed once per workload namespace by compose-inference-cluster),
 so it needs no access Objects of its own; it carries `ttlSecondsAfterFinished`, so the
 workload cluster removes it an hour after it finished. Its Object is composed in full while
-the Job runs; once the Job is seen finished (Complete, or Failed for good) the Object turns
-slim (the Job's identity, managementPolicies [Observe, Delete]): provider-kubernetes then
+the Job runs; once the Job is seen finished (Complete, or Failed for good) the Object only
+watches it (the same manifest, managementPolicies [Observe, Delete]): provider-kubernetes then
 neither updates nor re-creates the Job, and once the TTL removed it reports success and keeps
 the last echo, so the Object stays, quiet, until the cache, its source or the cluster goes.
+Its manifest keeps what the server fixed when the Job was created, as the server has it
+(the pod template): with server-side apply the provider dry-runs an apply of it on every
+poll, and one without the template it applied before is refused (seen on the real control
+plane: `cannot dry run SSA: Job.batch ... is invalid`).
 A cluster whose InferenceCluster does not report the hydrator account yet starts no Job: it
 waits Pending, and the cache asks to be looked at again soon.
 """
@@ -78,14 +82,14 @@ def the_job(state: str) -> dict[str, Any] | None:
 
 
 def form(obj: dict[str, Any] | None, observed: dict[str, Any] | None) -> str:
-    """What the Job's desired Object is: absent, the full Job, the slim watcher, or the
-    observed Object carried as it is."""
+    """What the Job's desired Object is: absent, the managed Job, the Job only watched, or
+    the observed Object carried as it is."""
     if obj is None:
         return "none"
     if observed is not None and obj["spec"] == observed["spec"] and obj != COMPOSED[JOB]:
         return "kept as observed"
     if obj["spec"].get("managementPolicies") == ["Observe", "Delete"]:
-        return "slim"
+        return "watched"
     return "full"
 
 
@@ -103,11 +107,11 @@ SCENARIOS = [
      "full", "Hydrating", "downloading", False),
     ("not reported yet, no account: kept", NO_ACCOUNT, UNREPORTED, "Hydrating",
      "kept as observed", "Hydrating", "downloading", False),
-    ("complete: watched", US, "complete", "Hydrating", "slim", "Ready", None, False),
+    ("complete: watched", US, "complete", "Hydrating", "watched", "Ready", None, False),
     ("complete, no account reported: watched", NO_ACCOUNT, "complete", "Hydrating",
-     "slim", "Ready", None, False),
+     "watched", "Ready", None, False),
     ("failed for good: watched, reason shown", US, "failed", "Hydrating",
-     "slim", "Failed", GAVE_UP, False),
+     "watched", "Failed", GAVE_UP, False),
     ("Ready, its Object gone (an earlier release dropped it)", US, NEW, "Ready",
      "none", "Ready", None, False),
     ("Failed, its Object deleted to retry: a new Job", US, NEW, "Failed",
@@ -149,40 +153,55 @@ def test_a_running_job_runs_under_the_hydrator_account_with_a_ttl():
     assert pod["automountServiceAccountToken"] is True
 
 
-def test_a_finished_jobs_object_is_its_identity_observed_and_deleted_with_it():
-    rsp = reconcile(
-        model_cache(), [US], {CLAIM: bound(COMPOSED[CLAIM]), JOB: complete(COMPOSED[JOB])}
-    )
-    slim = desired_resources(rsp)[JOB]
+def test_a_finished_jobs_object_is_the_job_observed_and_deleted_with_it():
+    observed = {CLAIM: bound(COMPOSED[CLAIM]), JOB: complete(COMPOSED[JOB])}
+    watched = desired_resources(reconcile(model_cache(), [US], observed))[JOB]
     full = COMPOSED[JOB]
-    assert manifest_of(slim) == {
+    # What the server fixes at creation stays (a dry-run apply without the template would
+    # be refused); what may change is left out (it is never applied).
+    job = manifest_of(full)
+    assert manifest_of(watched) == {
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": {
-            "name": manifest_of(full)["metadata"]["name"],
-            "namespace": "modelfleet",
+        "metadata": {"name": job["metadata"]["name"], "namespace": "modelfleet"},
+        "spec": {
+            "podReplacementPolicy": job["spec"]["podReplacementPolicy"],
+            "template": job["spec"]["template"],
         },
     }
-    assert slim["spec"]["managementPolicies"] == ["Observe", "Delete"]
-    assert slim["spec"]["readiness"] == full["spec"]["readiness"], "Ready while Complete"
-    assert slim["spec"]["providerConfigRef"] == full["spec"]["providerConfigRef"]
-    assert slim["metadata"]["labels"] == full["metadata"]["labels"]
+    assert watched["spec"]["managementPolicies"] == ["Observe", "Delete"]
+    assert watched["spec"]["readiness"] == full["spec"]["readiness"], "Ready while Complete"
+    assert watched["spec"]["providerConfigRef"] == full["spec"]["providerConfigRef"]
+    assert watched["metadata"]["labels"] == full["metadata"]["labels"]
+
+
+def test_a_finished_job_an_earlier_release_created_is_watched_as_it_exists():
+    """Its pod template (under its own ServiceAccount) is fixed: the watching Object carries
+    it as the Job has it, never this release's."""
+    old = previous_job(COMPOSED[JOB])
+    job = complete(old)
+    job["spec"] = COMPOSED[JOB]["spec"]  # the Object already asks for this release's Job
+    rsp = reconcile(model_cache(), [US], {CLAIM: bound(COMPOSED[CLAIM]), JOB: job})
+    watched = desired_resources(rsp)[JOB]
+    assert watched["spec"]["managementPolicies"] == ["Observe", "Delete"]
+    template = manifest_of(watched)["spec"]["template"]
+    assert template == manifest_of(old)["spec"]["template"]
 
 
 def test_after_its_ttl_the_job_is_not_created_again_and_the_cache_stays_ready():
-    """Reconcile after reconcile: the Job completes, its Object turns slim, the TTL removes
-    the Job (provider-kubernetes keeps the last echo and Ready), and nothing changes."""
+    """Reconcile after reconcile: the Job completes, its Object only watches it, the TTL
+    removes the Job (provider-kubernetes keeps the last echo and Ready), and nothing changes."""
     xr = model_cache()
     observed = {CLAIM: bound(COMPOSED[CLAIM]), JOB: job_status(COMPOSED[JOB], active=1)}
     rsp = reconcile(xr, [US], observed)
     assert form(desired_resources(rsp)[JOB], observed[JOB]) == "full"
     observed[JOB] = complete(desired_resources(rsp)[JOB])
     rsp = reconcile(with_status(xr, rsp), [US], observed)
-    slim = desired_resources(rsp)[JOB]
+    watched = desired_resources(rsp)[JOB]
     for _ in range(3):  # the TTL passed: the echo is what was last seen
         xr = with_status(xr, rsp)
-        observed[JOB] = complete(slim) | {"status": observed[JOB]["status"]}
+        observed[JOB] = complete(watched) | {"status": observed[JOB]["status"]}
         rsp = reconcile(xr, [US], observed)
-        assert desired_resources(rsp)[JOB] == slim
+        assert desired_resources(rsp)[JOB] == watched
         assert rows(rsp)["gke-us"]["phase"] == "Ready"
         assert rsp.desired.composite.ready

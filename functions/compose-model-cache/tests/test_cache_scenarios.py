@@ -112,8 +112,8 @@ def test_two_clusters_walk_pending_hydrating_ready():
     assert desired_status(rsp)["summary"]["ready"] == "0/2"
     assert not events(rsp)
 
-    # Round 3: one Job complete -> Partial 1/2; the finished Job's Object stays, slim and
-    # Observe-and-Delete (its TTL cleans the Job up on the cluster).
+    # Round 3: one Job complete -> Partial 1/2; the finished Job's Object stays, only
+    # watching it (Observe and Delete: its TTL cleans the Job up on the cluster).
     xr = with_status(xr, rsp)
     observed[job_us] = complete(composed[job_us])
     rsp = reconcile(xr, [US, EU], observed)
@@ -123,7 +123,8 @@ def test_two_clusters_walk_pending_hydrating_ready():
     assert claim_us in desired_resources(rsp)
     watched = desired_resources(rsp)[job_us]
     assert watched["spec"]["managementPolicies"] == ["Observe", "Delete"]
-    assert "spec" not in watched["spec"]["forProvider"]["manifest"]
+    template = composed[job_us]["spec"]["forProvider"]["manifest"]["spec"]["template"]
+    assert watched["spec"]["forProvider"]["manifest"]["spec"]["template"] == template
 
     # Round 4: the Job's TTL removed it; its Object keeps what it last saw and Ready stays
     # latched. The other one completes.

@@ -118,9 +118,9 @@ def test_a_new_source_drops_the_old_jobs_objects_and_composes_new_ones(
 @RELEASES
 @pytest.mark.parametrize("job_state", ["running", "failed"])
 def test_an_unchanged_source_keeps_the_same_keys(job_state, previous_release):
-    """A running Job keeps whatever it runs with; a failed one keeps its Object (slim: its
-    reason stays visible, deleting it retries), and the access the previous release gave it
-    goes, once."""
+    """A running Job keeps whatever it runs with; a failed one keeps its Object (watching it:
+    its reason stays visible, deleting it retries), and the access the previous release gave
+    it goes, once."""
     xr, observed = at_old_source(job_state, previous_release=previous_release)
     rsp = reconcile(xr, [US], observed)
     claim, _, job = keys("gke-us")

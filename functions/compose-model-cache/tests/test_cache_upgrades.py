@@ -234,8 +234,9 @@ def test_a_ready_cluster_with_an_old_job_stays_ready_and_its_job_is_not_updated(
     rsp = reconcile(xr, [US], observed)
     assert rows(rsp)["gke-us"]["phase"] == "Ready"
     watched = desired_resources(rsp)[JOB_US]
-    assert watched["spec"]["managementPolicies"] == ["Observe", "Delete"]
-    assert "spec" not in manifest_of(watched), "a complete Job is watched, not updated"
+    assert watched["spec"]["managementPolicies"] == ["Observe", "Delete"], "watched, not updated"
+    echo = observed[JOB_US]["status"]["atProvider"]["manifest"]
+    assert immutable_changes(echo, manifest_of(watched)) == [], "a dry-run apply is accepted"
     # ... and stays Ready once its Object no longer sees it (gone by hand: it had no TTL).
     xr = with_status(xr, rsp)
     observed[JOB_US] = complete(watched)
@@ -343,9 +344,9 @@ FAILED = {"failed": 4, "conditions": [{"type": "Failed", "status": "True"}]}
     [
         pytest.param({"active": 1}, "Hydrating", "full", True, "Hydrating",
                      id="running: keeps running, with its own access, until it finishes"),
-        pytest.param(COMPLETE, "Hydrating", "slim", False, "Ready",
+        pytest.param(COMPLETE, "Hydrating", "watched", False, "Ready",
                      id="complete: watched; its access dropped once"),
-        pytest.param(FAILED, "Failed", "slim", False, "Failed",
+        pytest.param(FAILED, "Failed", "watched", False, "Failed",
                      id="failed for good: watched, its reason shown; its access dropped once"),
         pytest.param(None, "Ready", None, False, "Ready",
                      id="Ready, its Job and access dropped by the previous release: nothing"),
@@ -370,6 +371,9 @@ def test_an_upgrade_from_the_previous_release_loses_nothing(
         for key in ACCESS_US:
             assert desired[key]["spec"] == observed[key]["spec"], key
     policies = desired[JOB_US]["spec"].get("managementPolicies") if job else None
-    assert {"full": None, "slim": ["Observe", "Delete"], None: None}[job] == policies
+    assert {"full": None, "watched": ["Observe", "Delete"], None: None}[job] == policies
+    if job:  # as the Job exists: what the provider applies (or dry-runs) is accepted
+        echo = observed[JOB_US]["status"]["atProvider"]["manifest"]
+        assert immutable_changes(echo, manifest_of(desired[JOB_US])) == []
     assert (JOB_US in desired) is (job is not None)
     assert rows(rsp)["gke-us"]["phase"] == phase

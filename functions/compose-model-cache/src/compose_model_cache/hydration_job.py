@@ -1,6 +1,6 @@
-"""The current source's hydration Job on one cluster: composed in full while it runs, slim
-once it finished, kept as observed while it cannot be decided about, or waiting to start (for
-the cluster's hydrator account)."""
+"""The current source's hydration Job on one cluster: managed while it runs, only watched
+(Observe and Delete) once it finished, kept as observed while it cannot be decided about, or
+waiting to start (for the cluster's hydrator account)."""
 
 from dataclasses import dataclass
 from typing import Any
@@ -41,7 +41,7 @@ def compose_job(
     Job waits to start.
 
     While the Job runs it is composed in full. Once it is seen finished (Complete, or Failed
-    for good) its Object turns slim and Observe-and-Delete (manifests.finished_job_object):
+    for good) its Object turns Observe-and-Delete (manifests.finished_job_object):
     it stays, so nothing is deleted on the control plane when a hydration ends; Kubernetes
     deletes the Job after its TTL, and the Object, which no longer creates, does not bring it
     back. `Ready` stays latched through status.clusters[].fingerprint (phases.py), a failed
@@ -56,12 +56,18 @@ def compose_job(
     left out, whatever their state, and deleted with their Job."""
     desired, view = outcome.desired, here.view
     job_key, *twins = here.job_keys
-    # Every Object asking for the Job (keys.current_job_keys): they go, or turn slim, together.
+    # Every Object asking for the Job (keys.current_job_keys): they go, or only watch, together.
     asking = [k for k in here.job_keys if k in observed]
     legacy_access = [a for k in here.job_keys for a in access_keys(k).values() if a in observed]
     if phase.phase in (READY, FAILED):
         for key in asking:
-            desired[key] = cache.finished_job_shape.stamp(values)
+            # As the Job exists (its fixed fields as the server has them): the Object's
+            # provider dry-runs an apply of it on every poll (manifests.finished_job_object).
+            found = existing.get(key)
+            if view.hydrator_service_account or (found and found.name == cache.job_name):
+                desired[key] = keeping_fixed_fields(cache.finished_job_shape.stamp(values), found)
+            else:
+                outcome.kept.append(key)  # nothing to compose its template from: as it is
         return phase
     if phase.problem:
         # The claim or the token went missing: never cut a running download.

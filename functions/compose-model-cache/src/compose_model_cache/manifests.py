@@ -1,5 +1,5 @@
 """What a ModelCache composes on one cluster: the claim, the token Secret, the hydration Job
-(while it runs; once finished, a slim Object that only watches it: `finished_job_object`)."""
+(once finished, an Object that only watches it: `finished_job_object`)."""
 
 from dataclasses import dataclass
 from functools import cached_property
@@ -44,8 +44,8 @@ from compose_model_cache.fingerprint import source_of
 from compose_model_cache.hydration_command import hydration_argv
 
 # How long a finished hydration Job stays on its cluster before Kubernetes' TTL controller
-# deletes it (and its pods): an hour to read its logs. Its Object outlives it (slim, Observe
-# and Delete: `finished_job_object`), so nothing on the control plane is deleted for it.
+# deletes it (and its pods): an hour to read its logs. Its Object outlives it (Observe and
+# Delete: `finished_job_object`), so nothing on the control plane is deleted for it.
 JOB_TTL_SECONDS = 3600
 DEFAULT_RESOURCES = {"requests": {"cpu": "500m", "memory": "2Gi"}, "limits": {"memory": "8Gi"}}
 S3_CREDENTIAL_KEYS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
@@ -341,24 +341,34 @@ def job_object(cache: CacheRef, cluster: ClusterView) -> dict[str, Any]:
     )
 
 
+# What the API server lets change on a Job, and so what an Object that never updates the Job
+# may leave out of its manifest (finished_job_object).
+JOB_MUTABLE_SPEC = ("backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished")
+
+
 def finished_job_object(cache: CacheRef, cluster: ClusterView) -> dict[str, Any]:
-    """The Object of a hydration Job seen finished (Complete or Failed): its identity only,
+    """The Object of a hydration Job seen finished (Complete or Failed): managementPolicies
     Observe and Delete. provider-kubernetes neither updates nor re-creates the Job; it keeps
     echoing it (its status, its figures) and its readiness while it exists, and once the
     Job's TTL removed it, reports success and keeps what it last saw, so the Object stays
-    quiet and small. Deleting the Object (the cache, its source or the cluster gone; a failed
-    Job retried) deletes the Job if it is still there."""
-    assert cluster.provider_config_name and cluster.workload_namespace
-    labels = cache.labels(cluster.name)
-    manifest = {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": cache.job_name, "namespace": cluster.workload_namespace},
+    quiet. Deleting the Object (the cache, its source or the cluster gone; a failed Job
+    retried) deletes the Job if it is still there.
+
+    Its manifest keeps every field the API server fixes at creation (the pod template): with
+    server-side apply (`--enable-server-side-apply`, as the install docs run it),
+    provider-kubernetes' Observe dry-runs an apply of the manifest even when it may not
+    update, and fields it applied before and the manifest lacks would be removed: a Job
+    without its template is refused (`cannot dry run SSA: Job.batch ... is invalid`, seen on
+    the real control plane), leaving the Object Synced=False on every poll and impossible to
+    delete (Delete comes after a successful Observe). What may change (labels, annotations,
+    JOB_MUTABLE_SPEC) is left out: only ever dry-run, it would change nothing, and each of
+    1000 clusters' Objects is smaller for it."""
+    obj = job_object(cache, cluster)
+    manifest = obj["spec"]["forProvider"]["manifest"]
+    manifest["metadata"] = {
+        k: v for k, v in manifest["metadata"].items() if k in ("name", "namespace")
     }
-    return kubernetes_object(
-        manifest,
-        cluster.provider_config_name,
-        labels=labels,
-        readiness_query=JOB_COMPLETE,
-        management_policies=OBSERVE_AND_DELETE,
-    )
+    for field in JOB_MUTABLE_SPEC:
+        manifest["spec"].pop(field, None)
+    obj["spec"]["managementPolicies"] = list(OBSERVE_AND_DELETE)
+    return obj

@@ -17,8 +17,8 @@ A composed resource is ready once it was observed and:
   appears on one): existing is all there is to it.
 A resource not observed yet (about to be created, or one Crossplane could not observe this
 time) is not ready. A resource a function stops composing (an older source's hydration Job)
-is not desired any more, so nothing is said about it; a finished Job's slim Object keeps the
-Ready its provider last reported.
+is not desired any more, so nothing is said about it; a finished Job's Object, which only
+watches it, keeps the Ready its provider last reported.
 """
 
 from dataclasses import dataclass
