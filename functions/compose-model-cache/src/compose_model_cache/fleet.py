@@ -29,7 +29,7 @@ from compose_model_cache.handover import LegacyObject, hand_over
 from compose_model_cache.keys import current_job_keys, resource_keys
 from compose_model_cache.manifests import CacheRef
 from compose_model_cache.phases import PENDING, READY, ClusterPhase
-from compose_model_cache.progress import cache_status
+from compose_model_cache.progress import cache_status, is_revision
 from compose_model_cache.shards import (
     ObservedShard,
     assign_shards,
@@ -59,13 +59,12 @@ def _pin(
     previous: dict[str, Any], fingerprint: str, shards: dict[str, ObservedShard]
 ) -> dict[str, Any] | None:
     """The ModelCache's pin for this source: kept once chosen, else the first a shard chose
-    (in the order of their keys); every shard is handed it."""
-    if previous.get("fingerprint") == fingerprint and previous.get("commit"):
-        return previous
-    for key in sorted(shards):
-        pinned = shards[key].pinned
-        if pinned.get("fingerprint") == fingerprint and pinned.get("commit"):
-            return pinned
+    (in the order of their keys); every shard is handed it. Only a well-formed pin counts (a
+    status is read, not trusted), and only its three fields are handed on."""
+    for pinned in (previous, *(shards[k].pinned for k in sorted(shards))):
+        pin = {k: pinned.get(k) for k in ("commit", "fingerprint", "cluster")}
+        if pin["fingerprint"] == fingerprint and is_revision(pin["commit"]):
+            return {k: v for k, v in pin.items() if isinstance(v, str)}
     return None
 
 

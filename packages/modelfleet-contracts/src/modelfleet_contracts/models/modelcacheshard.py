@@ -71,15 +71,9 @@ class ModelCacheShardSpec(BaseModel):
     A share of a ModelCache's clusters, composed by compose-model-cache; it stages the cache on these clusters (a claim and a hydration Job each), so a change on one cluster re-applies its shard's objects, not the whole fleet's.
     """
 
-    cacheName: Annotated[
-        str,
-        Field(
-            max_length=253,
-            pattern='^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
-        ),
-    ]
+    cacheName: str
     """
-    The ModelCache this shard stages, in the same namespace; names and labels what it composes, as the ModelCache would.
+    The ModelCache this shard stages, in the same namespace (its name, as the API server accepted it); names and labels what it composes, as the ModelCache would.
     """
     cache: dict[str, Any]
     """
