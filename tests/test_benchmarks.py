@@ -135,3 +135,20 @@ def test_the_scale_benchmark_counts_the_cpu_of_the_processes_it_names(tmp_path):
     finally:
         for process in (named, other):
             process.stop(grace=2)
+
+
+def test_the_scale_benchmark_tells_what_staging_added_to_the_idle_fleet():
+    """A row's 'per staging above idle' takes off what the registered fleet cost anyway over
+    the same time (its routine polling), and never goes below zero."""
+    row = scale.ScaleRow(
+        clusters=100, stagings=100, crossplane="v2.3.4", clusters_ready_s=120,
+        ready_s=200, control_plane_cpu_s=300, functions_cpu_s=5, deleted_s=12,
+        idle_cpu_per_s=0.5, load=1.0,
+    )  # fmt: skip
+    assert row.per_staging_s == 3.0
+    assert row.per_staging_above_idle_s == 2.0  # (300 - 0.5 * 200) / 100
+    cells = [c.strip() for c in row.markdown().strip("|").split("|")]
+    assert len(cells) == scale.ScaleRow.HEADER.splitlines()[0].count("|") - 1
+    assert cells[4] == "0.50 s/s" and cells[7:9] == ["3.00 s", "2.00 s"]
+    quiet = scale.ScaleRow(10, 10, "v2.3.4", 10, 100, 20, 1, None, idle_cpu_per_s=1.0)
+    assert quiet.per_staging_above_idle_s == 0.0

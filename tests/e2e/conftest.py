@@ -12,7 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from modelfleet_devtools.e2e.release import ReleaseUnavailable, current_release, previous_release
 from modelfleet_devtools.e2e.stack import RealControlPlane, link_binaries, start_control_plane
+from modelfleet_devtools.e2e.upgrade import upgrade
 from modelfleet_devtools.realcp import SHARED_REALCP_DIR, RealcpUnavailable
 
 # How often provider-kubernetes re-observes Objects (its default, 10m, only stretches the same
@@ -25,8 +27,37 @@ _failed: list[str] = []
 _work: list[Path] = []
 
 
+# A test asking for this fixture gets the control plane with the previous release installed
+# (modelfleet_devtools.e2e.release); it runs before every other e2e test, which get the current
+# release (`real_control_plane`) once it has upgraded the plane.
+PREVIOUS_RELEASE_FIXTURE = "previous_release_plane"
+_unavailable: list[str] = []
+
+
+def _upgrades(item: pytest.Item) -> bool:
+    return PREVIOUS_RELEASE_FIXTURE in getattr(item, "fixturenames", ())
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Put the tests of the previous release before the first e2e test of the session."""
+    first = next((i for i, item in enumerate(items) if "/e2e/" in _nodepath(item)), None)
+    if first is None:
+        return
+    upgrading = [item for item in items if _upgrades(item)]
+    rest = [item for item in items[first:] if not _upgrades(item)]
+    items[first:] = [*upgrading, *rest]
+
+
+def _nodepath(item: pytest.Item) -> str:
+    return item.nodeid.replace("\\", "/")
+
+
 @pytest.fixture(scope="session")
-def real_control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealControlPlane]:
+def control_plane_stack(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[RealControlPlane]:
+    """The session's control plane, started with the previous release installed when a test
+    of this session upgrades it, else with the current one."""
     work = Path(os.environ.get("MODELFLEET_E2E_WORKDIR") or tmp_path_factory.mktemp("realcp"))
     work.mkdir(parents=True, exist_ok=True)
     try:
@@ -34,13 +65,39 @@ def real_control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rea
     except RealcpUnavailable as error:
         pytest.skip(f"real control plane binaries not found: {error}")
     _work.append(work)
+    release = current_release()
+    if any(_upgrades(item) for item in request.session.items):
+        try:
+            release = previous_release(work)
+        except ReleaseUnavailable as error:  # the upgrade test fails saying so; others run
+            _unavailable.append(str(error))
     plane = start_control_plane(
-        bins, SHARED_REALCP_DIR, work, crossplane_poll=CROSSPLANE_POLL, provider_poll=PROVIDER_POLL
-    )
+        bins, SHARED_REALCP_DIR, work, crossplane_poll=CROSSPLANE_POLL,
+        provider_poll=PROVIDER_POLL, release=release,
+    )  # fmt: skip
     try:
         yield plane
+        plane.finish_chores()
     finally:
         plane.stop()
+
+
+@pytest.fixture(scope="session")
+def previous_release_plane(control_plane_stack: RealControlPlane) -> RealControlPlane:
+    if _unavailable:
+        pytest.fail(_unavailable[0], pytrace=False)
+    assert control_plane_stack.release.name == "previous", (
+        "the previous release is installed only before any test has upgraded the plane"
+    )
+    return control_plane_stack
+
+
+@pytest.fixture(scope="session")
+def real_control_plane(control_plane_stack: RealControlPlane) -> RealControlPlane:
+    """The control plane with the current release installed (upgraded to it if need be)."""
+    if control_plane_stack.release.name != "current":
+        upgrade(control_plane_stack, current_release())
+    return control_plane_stack
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

@@ -22,6 +22,7 @@ from typing import Any
 
 from modelfleet_cli.simulate import hydration
 from modelfleet_cli.simulate.scheduling import workload_status
+from modelfleet_contracts.hydration import BYTES_DONE
 
 from .kube import ApiError, KubeClient, resource_path
 
@@ -40,6 +41,11 @@ def _conditions(obj: Json) -> dict[str, str]:
     }
 
 
+def _bytes_done(job: Json) -> int:
+    done = str((job["metadata"].get("annotations") or {}).get(BYTES_DONE, "0"))
+    return int(done) if done.isdigit() else 0
+
+
 def _path(obj: Json, api_version: str, plural: str) -> str:
     meta = obj["metadata"]  # items of a list carry no apiVersion of their own
     return resource_path(api_version, plural, meta.get("namespace"), meta["name"])
@@ -54,6 +60,10 @@ class KubeletStandIn:
     room: bool = True  # False: no node has room, so no workload becomes Available
     faults: list[hydration.HydrationFault] = field(default_factory=list)
     passes: dict[str, int] = field(default_factory=dict)  # Job uid -> passes it has run
+    # What was downloaded: every hydration Job run (uid -> namespace/name), and the bytes its
+    # hydrator reported fetching, summed over every Job.
+    hydrations: dict[str, str] = field(default_factory=dict)
+    bytes_fetched: int = 0
     errors: list[str] = field(default_factory=list)
 
     def step(self) -> None:
@@ -106,6 +116,8 @@ class KubeletStandIn:
             if account and (job["metadata"]["namespace"], account) not in accounts:
                 continue  # the ServiceAccount admission plugin refuses its pod: none runs
             path = _path(job, "batch/v1", "jobs")
+            meta = job["metadata"]
+            self.hydrations.setdefault(meta["uid"], f"{meta['namespace']}/{meta['name']}")
             status = dict(job.get("status") or {})
             status.setdefault("startTime", _now())
             fault = hydration.matching_fault(self.faults, job)
@@ -132,7 +144,9 @@ class KubeletStandIn:
                 ),
                 None,
             )
+            before = _bytes_done(job)
             hydration.report_progress(job, claim, self.passes[uid] / PASSES_TO_HYDRATE)
+            self.bytes_fetched += _bytes_done(job) - before
             self.client.merge_patch(
                 path, {"metadata": {"annotations": job["metadata"]["annotations"]}}
             )

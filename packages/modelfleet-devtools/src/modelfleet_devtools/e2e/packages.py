@@ -1,6 +1,7 @@
 """Modelfleet as packages: built with `crossplane xpkg build`, pushed to the local registry.
 
-The Configuration and the Functions are built from this repository as they are published.
+The Configuration and the Functions are built from a release's tree (this checkout, or the
+previous release: e2e/release.py) as they are published.
 provider-kubernetes is packaged here from its CRDs (no registry serves its package offline),
 with the Object conversion webhook turned off: nothing serves it out of cluster.
 """
@@ -12,10 +13,10 @@ from pathlib import Path
 
 import yaml
 
-from ..paths import REPO_ROOT
 from .crossplane import Registry
 
-VERSION = "v0.1.0"
+Built = dict[str, tuple[Path, str]]  # repository -> (package file, version)
+
 PROVIDER_KUBERNETES_VERSION = "v1.2.1"
 # Packages are named as the docs install them; an ImageConfig sends both registries' names to the
 # local one. Modelfleet's packages sit at the registry's root because Crossplane names a package
@@ -64,25 +65,32 @@ def provider_kubernetes_root(crds: Path, folder: Path) -> Path:
     return folder
 
 
-def publish(
-    crossplane_cli: Path, crane: Path, registry: Registry, provider_crds: Path, work: Path
-) -> dict[str, str]:
-    """Build and push every package; returns each package's upstream name -> local reference."""
-    out = work / "packages"
+def release_functions(root: Path) -> list[str]:
+    """The Functions a release's tree publishes (each functions/<name>/package)."""
+    return sorted(p.parent.parent.name for p in root.glob("functions/*/package/crossplane.yaml"))
+
+
+def build_release(crossplane_cli: Path, root: Path, version: str, out: Path) -> Built:
+    """A release's Configuration (its `apis/`) and Function packages, built from its tree `root`
+    as they are published; pushed later with `push`."""
     out.mkdir(parents=True, exist_ok=True)
-    built: dict[str, tuple[Path, str]] = {}
-    for function in FUNCTIONS:
-        root = REPO_ROOT / "functions" / function / "package"
-        built[function] = (_build(crossplane_cli, root, out / f"{function}.xpkg"), VERSION)
-    built["modelfleet"] = (
-        _build(crossplane_cli, REPO_ROOT / "apis", out / "modelfleet.xpkg"),
-        VERSION,
-    )
+    built: Built = {}
+    for function in release_functions(root):
+        package = root / "functions" / function / "package"
+        built[function] = (_build(crossplane_cli, package, out / f"{function}.xpkg"), version)
+    built["modelfleet"] = (_build(crossplane_cli, root / "apis", out / "modelfleet.xpkg"), version)
+    return built
+
+
+def build_provider(crossplane_cli: Path, provider_crds: Path, work: Path) -> Built:
     provider_root = provider_kubernetes_root(provider_crds, work / "provider-kubernetes-package")
-    built[PROVIDER_KUBERNETES] = (
-        _build(crossplane_cli, provider_root, out / "provider-kubernetes.xpkg"),
-        PROVIDER_KUBERNETES_VERSION,
-    )
+    (work / "packages").mkdir(parents=True, exist_ok=True)
+    package = _build(crossplane_cli, provider_root, work / "packages" / "provider-kubernetes.xpkg")
+    return {PROVIDER_KUBERNETES: (package, PROVIDER_KUBERNETES_VERSION)}
+
+
+def push(crane: Path, registry: Registry, built: Built) -> dict[str, str]:
+    """Push built packages; returns each package's upstream name -> local reference."""
     references = {}
     for repository, (package, version) in built.items():
         reference = f"{registry.host}/{repository}:{version}"
@@ -92,6 +100,11 @@ def publish(
         )
         references[f"{registry_name}/{repository}"] = reference
     return references
+
+
+def package_name(repository: str, version: str) -> str:
+    """What a user puts in a package's `spec.package`, e.g. xpkg.modelfleet.io/modelfleet:v0.2.0."""
+    return f"{MODELFLEET_REGISTRY}/{repository}:{version}"
 
 
 def image_config(registry: Registry) -> dict[str, object]:

@@ -16,11 +16,21 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
+_handed_out: set[int] = set()
+
+
 def free_port() -> int:
-    """A TCP port nothing listens on right now (the OS picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A TCP port nothing listens on right now (the OS picks it), never one handed out before:
+    the OS may pick a port again until the process it went to binds it, and gRPC servers bind
+    with SO_REUSEPORT, so two functions given one port would both serve it, each answering
+    calls meant for the other."""
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = int(sock.getsockname()[1])
+        if port not in _handed_out:
+            _handed_out.add(port)
+            return port
 
 
 def port_in_use(port: int) -> bool:
@@ -139,12 +149,22 @@ class Processes:
     def kill_together(self, processes: Sequence[Process]) -> None:
         """Kill processes whose state is thrown away (a workload cluster no test reads again):
         no graceful shutdown to wait for (an API server whose etcd is going waits out its
-        grace period); then forget them."""
+        grace period). Forgotten first, so that `dead` never lists them meanwhile."""
+        for process in processes:
+            self.started.remove(process)
         for process in processes:
             process.terminate(signal.SIGKILL)
         for process in processes:
             process.wait_stopped()
+
+    def retire(self, processes: Sequence[Process]) -> None:
+        """Stop processes for good (SIGTERM, as Kubernetes stops a pod), forgotten first."""
+        for process in processes:
             self.started.remove(process)
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.wait_stopped()
 
     def named(self, name: str) -> Process:
         return next(p for p in self.started if p.name == name)

@@ -55,6 +55,10 @@ SECTION = "modelfleet-scale-bench"  # of docs/benchmarks.md
 IC_PATH = resource_path("modelfleet.io/v1alpha1", "inferenceclusters")
 MC_PATH = resource_path("modelfleet.io/v1alpha1", "modelcaches", NAMESPACE, CACHE)
 OBJECTS = resource_path("kubernetes.m.crossplane.io/v1alpha1", "objects")
+SHARDS = resource_path("modelfleet.io/v1alpha1", "modelcacheshards", NAMESPACE)
+# How long the registered fleet is watched doing nothing but its routine polling, before the
+# cache is applied: what the fleet costs anyway, so the cache's own cost can be told from it.
+IDLE_SECONDS = 60
 
 
 def cpu_seconds(processes: Processes, names: tuple[str, ...]) -> float:
@@ -85,6 +89,8 @@ class ScaleRow:
     control_plane_cpu_s: float
     functions_cpu_s: float
     deleted_s: float | None
+    # Control-plane CPU per second while the registered fleet sat idle (its routine polling).
+    idle_cpu_per_s: float = 0.0
     # Set when the cache did not turn Ready within the limit: how far it got, and why.
     not_ready: str = ""
     # The machine's 15-minute load average when the cache was measured: what else ran.
@@ -94,10 +100,17 @@ class ScaleRow:
     def per_staging_s(self) -> float:
         return self.control_plane_cpu_s / max(self.stagings, 1)
 
+    @property
+    def per_staging_above_idle_s(self) -> float:
+        """What staging added to what the fleet costs anyway over the same time."""
+        above = self.control_plane_cpu_s - self.idle_cpu_per_s * self.ready_s
+        return max(above, 0.0) / max(self.stagings, 1)
+
     HEADER = (
-        "| N | cluster stagings | Crossplane | clusters Ready | cache: time to Ready "
-        "| control-plane CPU | per staging | functions CPU | cache deleted | load |\n"
-        "|---|---|---|---|---|---|---|---|---|---|"
+        "| N | cluster stagings | Crossplane | clusters Ready | idle fleet CPU "
+        "| cache: time to Ready | control-plane CPU | per staging | per staging above idle "
+        "| functions CPU | cache deleted | load |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|"
     )
 
     def markdown(self) -> str:
@@ -109,8 +122,9 @@ class ScaleRow:
         deleted = "not measured" if self.deleted_s is None else f"{self.deleted_s:.0f} s"
         return (
             f"| {self.clusters} | {self.stagings} | {self.crossplane} "
-            f"| {self.clusters_ready_s:.0f} s | {ready} "
+            f"| {self.clusters_ready_s:.0f} s | {self.idle_cpu_per_s:.2f} s/s | {ready} "
             f"| {self.control_plane_cpu_s:.0f} s | {self.per_staging_s:.2f} s "
+            f"| {self.per_staging_above_idle_s:.2f} s "
             f"| {self.functions_cpu_s:.1f} s | {deleted} | {self.load:.1f} |"
         )
 
@@ -206,10 +220,11 @@ def cache_ready(plane: RealControlPlane, n: int) -> bool:
 def nothing_of_the_cache_left(plane: RealControlPlane) -> bool:
     fleet = plane.clusters.clusters["fleet"].client
     objects = len(plane.client.list(OBJECTS, labelSelector="modelfleet.io/modelcache"))
+    shards = len(plane.client.list(SHARDS))
     claims = len(fleet.list(resource_path("v1", "persistentvolumeclaims")))
     jobs = len(fleet.list(resource_path("batch/v1", "jobs")))
-    _say(f"left: {objects} Objects of the cache, {claims} claims, {jobs} Jobs")
-    return plane.client.get(MC_PATH) is None and objects == claims == jobs == 0
+    _say(f"left: {shards} shards, {objects} Objects of the cache, {claims} claims, {jobs} Jobs")
+    return plane.client.get(MC_PATH) is None and shards == objects == claims == jobs == 0
 
 
 def measure(n: int, work: Path, crossplane_version: str, limit: float) -> ScaleRow:
@@ -222,6 +237,10 @@ def measure(n: int, work: Path, crossplane_version: str, limit: float) -> ScaleR
         register_clusters(plane, n)
         clusters_ready = time.monotonic() - started
         plane.client.kubectl("create", "namespace", NAMESPACE)
+        idle_before = cpu_seconds(plane.processes, CONTROL_PLANE)
+        _say(f"watching the idle fleet for {IDLE_SECONDS} s")
+        time.sleep(IDLE_SECONDS)
+        idle = (cpu_seconds(plane.processes, CONTROL_PLANE) - idle_before) / IDLE_SECONDS
         cp_before = cpu_seconds(plane.processes, CONTROL_PLANE)
         fn_before = cpu_seconds(plane.processes, FUNCTIONS)
         started = time.monotonic()
@@ -233,7 +252,7 @@ def measure(n: int, work: Path, crossplane_version: str, limit: float) -> ScaleR
                 n, n, crossplane_version, clusters_ready, time.monotonic() - started,
                 cpu_seconds(plane.processes, CONTROL_PLANE) - cp_before,
                 cpu_seconds(plane.processes, FUNCTIONS) - fn_before,
-                None, not_ready=how_far(plane, n),
+                None, idle, not_ready=how_far(plane, n),
             )  # fmt: skip
         ready = time.monotonic() - started
         cp_cpu = cpu_seconds(plane.processes, CONTROL_PLANE) - cp_before
@@ -247,7 +266,9 @@ def measure(n: int, work: Path, crossplane_version: str, limit: float) -> ScaleR
             every=10,
         )
         deleted = time.monotonic() - started
-        return ScaleRow(n, n, crossplane_version, clusters_ready, ready, cp_cpu, fn_cpu, deleted)
+        return ScaleRow(
+            n, n, crossplane_version, clusters_ready, ready, cp_cpu, fn_cpu, deleted, idle
+        )  # fmt: skip
     finally:
         plane.stop()
 

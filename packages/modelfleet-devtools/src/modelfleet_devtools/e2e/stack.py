@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,26 +15,13 @@ from . import crossplane, functions, packages
 from .kube import KubeClient, resource_path
 from .kubernetes import start_kubernetes
 from .processes import Processes, wait_for
+from .release import Release, current_release
 from .workload import WorkloadClusters
 
 BINARIES = (
     "etcd", "kube-apiserver", "kube-controller-manager", "kubectl",
     "crossplane-core", "crossplane", "provider-kubernetes", "crane",
 )  # fmt: skip
-
-CONFIGURATION: dict[str, object] = {
-    "apiVersion": "pkg.crossplane.io/v1",
-    "kind": "Configuration",
-    "metadata": {"name": "modelfleet"},
-    "spec": {"package": f"{packages.MODELFLEET_REGISTRY}/modelfleet:{packages.VERSION}"},
-}
-XRD_NAMES = (
-    "inferenceclusters.modelfleet.io",
-    "modelcaches.modelfleet.io",
-    "modelcacheshards.modelfleet.io",
-    "modeldeployments.modelfleet.io",
-    "modelreplicas.modelfleet.io",
-)
 
 
 @dataclass
@@ -43,7 +32,13 @@ class RealControlPlane:
     client: KubeClient
     processes: Processes
     clusters: WorkloadClusters
-    endpoints: dict[str, str] = field(default_factory=dict)
+    bins: Path
+    registry: crossplane.Registry
+    certs: Path  # the functions' serving certificate
+    release: Release  # the one installed
+    endpoints: dict[str, str] = field(default_factory=dict)  # the installed release's functions
+    served: functions.Served = field(default_factory=dict)  # version -> its functions' endpoints
+    chores: list[tuple[str, threading.Thread, list[BaseException]]] = field(default_factory=list)
 
     def apply(self, manifest: str | dict[str, object] | list[dict[str, object]]) -> str:
         text = (
@@ -70,11 +65,50 @@ class RealControlPlane:
                 + "; ".join(f"{p.name} (log {p.log}):\n{p.tail(15)}" for p in dead)
             )
 
+    def in_background(self, what: str, chore: Callable[[], None]) -> None:
+        """Run `chore` on a thread of its own, alongside the next test (a fleet's deletion);
+        `finish_chores` waits for it and says if it failed."""
+        failed: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                chore()
+            except BaseException as error:
+                failed.append(error)
+
+        thread = threading.Thread(target=run, name=what, daemon=True)
+        thread.start()
+        self.chores.append((what, thread, failed))
+
+    def finish_chores(self, timeout: float = 300) -> None:
+        """Wait for every background chore; raise naming those that failed."""
+        failures = []
+        for what, thread, failed in self.chores:
+            thread.join(timeout)
+            if thread.is_alive():
+                failures.append(f"{what}: still running after {timeout:.0f}s")
+            failures += [f"{what}: {error!r}" for error in failed]
+        self.chores.clear()
+        if failures:
+            raise RuntimeError("; ".join(failures))
+
+    def point_revisions(self) -> list[str]:
+        """Play the package runtime once (functions.point_revisions); the packages not seen."""
+        return functions.point_revisions(self.client, self.served)
+
 
 def _installed(client: KubeClient, kind: str, name: str) -> bool:
     path = resource_path("pkg.crossplane.io/v1", kind, name=name)
     conditions = ((client.get(path) or {}).get("status") or {}).get("conditions") or []
     return {c["type"]: c["status"] for c in conditions}.get("Healthy") == "True"
+
+
+def release_installed(client: KubeClient, release: Release) -> bool:
+    """The modelfleet Configuration is Healthy and every XR kind `release` defines is served."""
+    return _installed(client, "configurations", "modelfleet") and all(
+        client.get(resource_path("apiextensions.k8s.io/v1", "customresourcedefinitions", name=n))
+        for n in release.xrd_names()
+    )
 
 
 def link_binaries(folder: Path) -> Path:
@@ -87,6 +121,28 @@ def link_binaries(folder: Path) -> Path:
     return folder
 
 
+def configuration(version: str) -> dict[str, object]:
+    """The Configuration a platform team applies to install (or upgrade to) `version`."""
+    return {
+        "apiVersion": "pkg.crossplane.io/v1",
+        "kind": "Configuration",
+        "metadata": {"name": "modelfleet"},
+        "spec": {"package": packages.package_name("modelfleet", version)},
+    }
+
+
+def _publish(plane: RealControlPlane, release: Release) -> None:
+    out = plane.work / "packages" / release.version
+    built = packages.build_release(plane.bins / "crossplane", release.root, release.version, out)
+    packages.push(plane.bins / "crane", plane.registry, built)
+
+
+def _serve(plane: RealControlPlane, release: Release) -> dict[str, str]:
+    endpoints = functions.serve_functions(plane.processes, plane.certs, plane.work, release)
+    plane.served[release.version] = endpoints
+    return endpoints
+
+
 def start_control_plane(
     bins: Path,
     shared_realcp: Path,
@@ -94,19 +150,26 @@ def start_control_plane(
     *,
     crossplane_poll: str = "1m",
     provider_poll: str = "15s",
+    release: Release | None = None,
 ) -> RealControlPlane:
-    """Start everything and install Modelfleet from its Configuration package.
+    """Start everything and install Modelfleet `release` (this checkout unless told) from its
+    Configuration package, as its users did.
 
     `crossplane_poll` is Crossplane's --poll-interval, which applies only to an XR whose
     functions returned no response TTL (ours return one: docs/concepts.md); `provider_poll`
     is how often provider-kubernetes re-observes each Object."""
+    release = release or current_release()
     processes = Processes(work / "logs")
     try:
         kube = start_kubernetes(processes, bins, work / "control-plane")
         client = kube.client
         registry = crossplane.start_registry(processes, bins, work)
         provider_crds = shared_realcp / "crds" / "provider-kubernetes"
-        packages.publish(bins / "crossplane", bins / "crane", registry, provider_crds, work)
+        packages.push(
+            bins / "crane",
+            registry,
+            packages.build_provider(bins / "crossplane", provider_crds, work),
+        )
         root_ca = crossplane.start_crossplane(
             processes, bins, shared_realcp / "crds" / "crossplane", work, client,
             poll_interval=crossplane_poll,
@@ -115,15 +178,16 @@ def start_control_plane(
             shared_realcp.parent / "schemas" / "leaderworkerset.x-k8s.io_leaderworkersets.yaml"
         )
         clusters = WorkloadClusters(processes, bins, work, client, lws_crd)
-        plane = RealControlPlane(work, client, processes, clusters)
-        endpoints = functions.serve_functions(processes, root_ca, work, client)
-        plane.endpoints = endpoints
+        certs = functions.serving_certificates(root_ca, work, client)
+        plane = RealControlPlane(work, client, processes, clusters, bins, registry, certs, release)
+        _publish(plane, release)
+        plane.endpoints = _serve(plane, release)
         plane.apply(packages.image_config(registry))
-        plane.apply(CONFIGURATION)
+        plane.apply(configuration(release.version))
 
         def revisions_pointed() -> bool:
             plane.check_alive()
-            return not functions.point_revisions(client, endpoints)
+            return not plane.point_revisions()
 
         wait_for(revisions_pointed, what="the four FunctionRevisions", timeout=240, every=2)
         wait_for(
@@ -139,13 +203,8 @@ def start_control_plane(
 
         def installed() -> bool:
             plane.check_alive()
-            functions.point_revisions(client, endpoints)
-            return _installed(client, "configurations", "modelfleet") and all(
-                client.get(
-                    resource_path("apiextensions.k8s.io/v1", "customresourcedefinitions", name=n)
-                )
-                for n in XRD_NAMES
-            )
+            plane.point_revisions()
+            return release_installed(client, release)
 
         wait_for(installed, what="the modelfleet Configuration to be Healthy", timeout=300, every=2)
         return plane
@@ -172,6 +231,6 @@ if __name__ == "__main__":  # by hand: python -m modelfleet_devtools.e2e.stack D
         while True:
             time.sleep(5)
             plane.check_alive()
-            functions.point_revisions(plane.client, plane.endpoints)
+            plane.point_revisions()
     finally:
         plane.stop()
