@@ -227,6 +227,16 @@ def nothing_of_the_cache_left(plane: RealControlPlane) -> bool:
     return plane.client.get(MC_PATH) is None and shards == objects == claims == jobs == 0
 
 
+def cpu_by_process(processes: Processes) -> dict[str, float]:
+    return {name: cpu_seconds(processes, (name,)) for name in (*CONTROL_PLANE, *FUNCTIONS)}
+
+
+def say_where_cpu_went(what: str, before: dict[str, float], after: dict[str, float]) -> None:
+    """The CPU each process spent meanwhile, printed beside the progress lines."""
+    spent = ", ".join(f"{name} {after[name] - before[name]:.0f} s" for name in before)
+    _say(f"CPU {what}: {spent}")
+
+
 def measure(n: int, work: Path, crossplane_version: str, limit: float) -> ScaleRow:
     bins = link_binaries(work / "bin")
     plane = start_control_plane(
@@ -241,6 +251,7 @@ def measure(n: int, work: Path, crossplane_version: str, limit: float) -> ScaleR
         _say(f"watching the idle fleet for {IDLE_SECONDS} s")
         time.sleep(IDLE_SECONDS)
         idle = (cpu_seconds(plane.processes, CONTROL_PLANE) - idle_before) / IDLE_SECONDS
+        each_before = cpu_by_process(plane.processes)
         cp_before = cpu_seconds(plane.processes, CONTROL_PLANE)
         fn_before = cpu_seconds(plane.processes, FUNCTIONS)
         started = time.monotonic()
@@ -255,6 +266,7 @@ def measure(n: int, work: Path, crossplane_version: str, limit: float) -> ScaleR
                 None, idle, not_ready=how_far(plane, n),
             )  # fmt: skip
         ready = time.monotonic() - started
+        say_where_cpu_went("to Ready", each_before, cpu_by_process(plane.processes))
         cp_cpu = cpu_seconds(plane.processes, CONTROL_PLANE) - cp_before
         fn_cpu = cpu_seconds(plane.processes, FUNCTIONS) - fn_before
         started = time.monotonic()
