@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from modelfleet_cli.simulate.hydration import HydrationFault
 from modelfleet_devtools.e2e.fleet import (
+    ServedFleet,
     apply_fleet,
     condition,
     delete_fleet,
@@ -32,15 +33,7 @@ OBJECTS = resource_path("kubernetes.m.crossplane.io/v1alpha1", "objects")
 HYDRATION_KINDS = frozenset({"Job"})
 
 
-class Fleet:
-    def __init__(self, plane: RealControlPlane, objects: list[Json]) -> None:
-        self.plane, self.objects = plane, objects
-        self.cache = next(o for o in objects if o["kind"] == "ModelCache")
-        self.deployment = next(o for o in objects if o["kind"] == "ModelDeployment")
-
-    def get(self, xr: Json) -> Json:
-        return self.plane.client.get(xr_path(xr)) or {}
-
+class Fleet(ServedFleet):
     def row(self) -> Json:
         rows = (self.get(self.cache).get("status") or {}).get("clusters") or []
         return next((r for r in rows if r.get("name") == CLUSTER), {})

@@ -26,6 +26,7 @@ import yaml
 from modelfleet_devtools.e2e.batches import interfere
 from modelfleet_devtools.e2e.fleet import (
     CONTROL_PLANE_LEFTOVERS,
+    ServedFleet,
     apply_fleet,
     condition,
     delete_fleet,
@@ -110,15 +111,7 @@ def fleet_objects() -> list[Json]:
     return [*clusters, cache, deployment]
 
 
-class Fleet:
-    def __init__(self, plane: RealControlPlane, objects: list[Json]) -> None:
-        self.plane, self.objects = plane, objects
-        self.cache = next(o for o in objects if o["kind"] == "ModelCache")
-        self.deployment = next(o for o in objects if o["kind"] == "ModelDeployment")
-
-    def get(self, xr: Json) -> Json:
-        return self.plane.client.get(xr_path(xr)) or {}
-
+class Fleet(ServedFleet):
     def replicas(self) -> list[Json]:
         path = resource_path("modelfleet.io/v1alpha1", "modelreplicas", NAMESPACE)
         return self.plane.client.list(path)

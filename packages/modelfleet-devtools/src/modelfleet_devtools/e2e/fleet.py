@@ -62,6 +62,19 @@ def xr_path(obj: Json) -> str:
     return resource_path(GROUP_VERSION, PLURALS[obj["kind"]], meta.get("namespace"), meta["name"])
 
 
+class ServedFleet:
+    """A fleet a scenario applied: its objects, the ModelCache and the ModelDeployment among
+    them, read back from the control plane."""
+
+    def __init__(self, plane: RealControlPlane, objects: list[Json]) -> None:
+        self.plane, self.objects = plane, objects
+        self.cache = next(o for o in objects if o["kind"] == "ModelCache")
+        self.deployment = next(o for o in objects if o["kind"] == "ModelDeployment")
+
+    def get(self, xr: Json) -> Json:
+        return self.plane.client.get(xr_path(xr)) or {}
+
+
 def condition(obj: Json | None, kind: str) -> Json:
     for found in ((obj or {}).get("status") or {}).get("conditions") or []:
         if found.get("type") == kind:
