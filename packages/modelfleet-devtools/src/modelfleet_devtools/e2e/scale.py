@@ -4,7 +4,8 @@
 (Crossplane core, provider-kubernetes, the four functions, as the e2e suite does), registers N
 InferenceClusters that all reach one workload API server, each through its own
 ClusterProviderConfig and workload namespace (as the issue's measurements did), waits for
-them, then applies one ModelCache matching all N and measures, from `kubectl apply` to Ready:
+them, watches the idle fleet's CPU for a minute (what its routine polling costs anyway), then
+applies one ModelCache matching all N and measures, from `kubectl apply` to Ready:
 wall time, the CPU the control plane spent (kube-apiserver + etcd + Crossplane + provider) and
 the CPU the functions spent. Then it deletes the cache and measures until nothing of it is left
 on either side. It prints one markdown table row per N.
