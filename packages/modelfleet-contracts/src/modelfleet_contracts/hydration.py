@@ -9,9 +9,12 @@ hydrator's image holds this module beside its own code and nothing else of this 
 it imports the standard library only.
 """
 
-# The image a hydration Job runs unless spec.hydration.image names another; built from
-# packages/modelfleet-hydrator/image/.
-DEFAULT_IMAGE = "ghcr.io/modelfleet/model-hydrator:0.1.0"
+# The version this tree is released as: the tag of every image and package
+# `modelfleet-release` builds from it.
+RELEASE_VERSION = "v0.2.0"
+# The image a hydration Job runs unless spec.hydration.image names another: the hydrator
+# `modelfleet-release` builds from packages/modelfleet-hydrator/ and publishes with this release.
+DEFAULT_IMAGE = f"ghcr.io/modelfleet/model-hydrator:{RELEASE_VERSION}"
 # The Job's command starts with these: the image's interpreter and where it holds the script.
 # Changing either changes every composed Job's command (a new Job on upgrade).
 PYTHON_IN_IMAGE = "python3"
