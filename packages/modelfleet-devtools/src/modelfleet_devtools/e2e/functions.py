@@ -1,8 +1,10 @@
-"""The four functions as local processes, dialled by Crossplane over mTLS.
+"""The four functions as containers of their installed packages, dialled by Crossplane over
+mTLS.
 
 Under the External package runtime Crossplane installs each FunctionRevision but runs nothing:
 it dials `status.endpoint` with its client certificate, and trusts a server certificate signed
-by its own root CA. We serve each function with such a certificate and point its revision at it.
+by its own root CA. `FunctionRuntime` runs each revision's package image with such a
+certificate and points the revision at it.
 """
 
 from __future__ import annotations
@@ -13,18 +15,25 @@ import shutil
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+from ..release.build import release_functions
 from . import pki
+from .containers import Mount, Podman
 from .crossplane import CROSSPLANE_NAMESPACE
 from .kube import ApiError, KubeClient, resource_path
-from .packages import release_functions
-from .processes import Processes, free_port
+from .processes import Processes, free_port, port_in_use
 from .release import Release
 
 SERVER_SECRET = "modelfleet-functions-tls"
-# On each function process's PYTHONPATH: its sitecustomize traces the calls it answers.
+# Where Crossplane's Default runtime mounts a function's TLS server Secret, and names it in
+# TLS_SERVER_CERTS_DIR.
+TLS_IN_CONTAINER = "/tls/server"
+# On each function container's PYTHONPATH: its sitecustomize traces the calls it answers.
 CALL_TRACE_SITE = Path(__file__).parent / "calltrace"
+CALL_TRACE_IN_CONTAINER = "/opt/modelfleet-e2e-calltrace"
 FUNCTION_REVISIONS = resource_path("pkg.crossplane.io/v1", "functionrevisions")
+Served = dict[str, dict[str, str]]  # package version -> function name -> endpoint
 
 
 def serving_certificates(crossplane_ca: pki.KeyPair, work: Path, client: KubeClient) -> Path:
@@ -36,6 +45,8 @@ def serving_certificates(crossplane_ca: pki.KeyPair, work: Path, client: KubeCli
     shutil.copy(serving.cert, certs / "tls.crt")
     shutil.copy(serving.key, certs / "tls.key")
     shutil.copy(crossplane_ca.cert, certs / "ca.crt")
+    for name in ("tls.crt", "tls.key", "ca.crt"):  # as a Secret volume shows them (0644)
+        (certs / name).chmod(0o644)
     secret = {
         "apiVersion": "v1",
         "kind": "Secret",
@@ -55,30 +66,95 @@ def serving_certificates(crossplane_ca: pki.KeyPair, work: Path, client: KubeCli
 
 
 def process_name(release: Release, function: str) -> str:
-    """The current release's processes are named after their function; others are prefixed."""
+    """The current release's containers are named after their function; others are prefixed."""
     return function if release.name == "current" else f"{release.name}-{function}"
 
 
-def serve_functions(
-    processes: Processes, certs: Path, work: Path, release: Release
-) -> dict[str, str]:
-    """Start every function of `release` on its own port, each with a call trace
-    (`calls_answered`); returns function name -> endpoint."""
-    endpoints = {}
-    (work / "calls").mkdir(parents=True, exist_ok=True)
-    for function in release_functions(release.root):
-        endpoint = f"127.0.0.1:{free_port()}"
+class FunctionRuntime:
+    """Plays Crossplane's package runtime for the installed Functions: each FunctionRevision's
+    package image (its runtime is embedded), pulled from the registry the package manager
+    installed it from, runs as a container. Each is given what the Default runtime gives a
+    function pod: the revision's TLS server Secret mounted at /tls/server, named by
+    TLS_SERVER_CERTS_DIR, and a port. All containers share the host's network here, where
+    9443 is provider-kubernetes' own, so the port is a free one, given as ADDRESS."""
+
+    def __init__(
+        self, processes: Processes, podman: Podman, certs: Path, work: Path, registry: str
+    ) -> None:
+        self.processes, self.podman, self.certs, self.work = processes, podman, certs, work
+        self.registry = registry
+        self.releases: dict[str, Release] = {}  # package version -> the release published so
+        self.served: Served = {}  # package version -> function -> endpoint
+        (work / "calls").mkdir(parents=True, exist_ok=True)
+        (work / "calls").chmod(0o777)  # written by the functions' non-root user
+
+    def publishes(self, release: Release) -> None:
+        self.releases[release.version] = release
+
+    def serve(self, function: str, version: str) -> str:
+        """Start the container of `function`'s package at `version`; its endpoint."""
+        release = self.releases[version]
         name = process_name(release, function)
-        processes.start(
+        image = f"{self.registry}/{function}:{version}"
+        self.podman.pull(image)
+        endpoint = f"127.0.0.1:{free_port()}"
+        argv = self.podman.run_argv(
             name,
-            [release.scripts / function, "--tls-server-certs-dir", certs, "--address", endpoint],
+            image,
             env={
-                "PYTHONPATH": str(CALL_TRACE_SITE),
-                "MODELFLEET_E2E_CALL_TRACE": str(trace_file(work, name)),
+                "TLS_SERVER_CERTS_DIR": TLS_IN_CONTAINER,
+                "ADDRESS": endpoint,
+                "PYTHONPATH": CALL_TRACE_IN_CONTAINER,
+                "MODELFLEET_E2E_CALL_TRACE": f"/calls/{name}.jsonl",
             },
+            mounts=[
+                Mount(self.certs, TLS_IN_CONTAINER),
+                Mount(CALL_TRACE_SITE, CALL_TRACE_IN_CONTAINER),
+                Mount(self.work / "calls", "/calls", read_only=False),
+            ],
         )
-        endpoints[function] = endpoint
-    return endpoints
+        self.processes.start(name, argv, env=self.podman.env, container=name)
+        self.served.setdefault(version, {})[function] = endpoint
+        return endpoint
+
+    def retire(self, version: str) -> None:
+        """Stop the containers of a version no revision uses any more."""
+        release = self.releases.pop(version)
+        stopped = [
+            self.processes.named(process_name(release, f)) for f in self.served.pop(version, {})
+        ]
+        self.processes.retire(stopped)
+
+    def reconcile(self, client: KubeClient) -> list[str]:
+        """One pass of the runtime: a container for every function revision of a published
+        version, its endpoint and health on the revision, and health on the provider's (a local
+        process); returns the packages with no revision served yet."""
+        missing = []
+        for function in sorted(
+            {f for r in self.releases.values() for f in release_functions(r.root)}
+        ):
+            revisions = client.list(
+                FUNCTION_REVISIONS, labelSelector=f"pkg.crossplane.io/package={function}"
+            )
+            endpoints = {}
+            for revision in revisions:
+                version = _package_version(revision)
+                if version not in self.releases:
+                    continue
+                endpoint = self.served.get(version, {}).get(function)
+                if endpoint is None:
+                    endpoint = self.serve(function, version)
+                if port_in_use(int(endpoint.rpartition(":")[2])):
+                    endpoints[version] = endpoint
+            if not _runtime_ready(client, FUNCTION_REVISIONS, function, endpoints):
+                missing.append(function)
+        if not _runtime_ready(client, PROVIDER_REVISIONS, PROVIDER_PACKAGE, None):
+            missing.append(PROVIDER_PACKAGE)
+        return missing
+
+
+def _package_version(revision: dict[str, Any]) -> str:
+    return str((revision.get("spec") or {}).get("image", "")).rpartition(":")[2]
 
 
 def trace_file(work: Path, process: str) -> Path:
@@ -104,9 +180,6 @@ PROVIDER_REVISIONS = resource_path("pkg.crossplane.io/v1", "providerrevisions")
 PROVIDER_PACKAGE = "crossplane-contrib-provider-kubernetes"
 
 
-Served = dict[str, dict[str, str]]  # package version -> function name -> endpoint
-
-
 def _runtime_ready(
     client: KubeClient, revisions_path: str, package: str, endpoints: dict[str, str] | None
 ) -> bool:
@@ -118,8 +191,7 @@ def _runtime_ready(
     for revision in revisions:
         endpoint = None
         if endpoints is not None:
-            version = str((revision.get("spec") or {}).get("image", "")).rpartition(":")[2]
-            endpoint = endpoints.get(version)
+            endpoint = endpoints.get(_package_version(revision))
             if endpoint is None:  # a version no process serves (any more)
                 continue
         served = True
@@ -146,22 +218,3 @@ def _runtime_ready(
             status=True,
         )
     return served
-
-
-def point_revisions(client: KubeClient, served: Served) -> list[str]:
-    """Give each function revision the endpoint of its version's process, and it and the
-    provider's revisions health; returns the packages with no such revision yet."""
-    functions = sorted({f for endpoints in served.values() for f in endpoints})
-    missing = [
-        function
-        for function in functions
-        if not _runtime_ready(
-            client,
-            FUNCTION_REVISIONS,
-            function,
-            {v: e[function] for v, e in served.items() if function in e},
-        )
-    ]
-    if not _runtime_ready(client, PROVIDER_REVISIONS, PROVIDER_PACKAGE, None):
-        missing.append(PROVIDER_PACKAGE)
-    return missing

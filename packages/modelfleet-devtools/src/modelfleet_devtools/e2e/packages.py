@@ -1,8 +1,6 @@
-"""Modelfleet as packages: built with `crossplane xpkg build`, pushed to the local registry.
-
-The Configuration and the Functions are built from a release's tree (this checkout, or the
-previous release: e2e/release.py) as they are published.
-provider-kubernetes is packaged here from its CRDs (no registry serves its package offline),
+"""Packages in the local registry: Modelfleet's as `modelfleet-release` publishes them (built
+from a release's tree: this checkout, or the previous release, e2e/release.py), and
+provider-kubernetes', packaged here from its CRDs (no registry serves its package offline),
 with the Object conversion webhook turned off: nothing serves it out of cluster.
 """
 
@@ -63,23 +61,6 @@ def provider_kubernetes_root(crds: Path, folder: Path) -> Path:
     }
     (folder / "crossplane.yaml").write_text(yaml.safe_dump(meta))
     return folder
-
-
-def release_functions(root: Path) -> list[str]:
-    """The Functions a release's tree publishes (each functions/<name>/package)."""
-    return sorted(p.parent.parent.name for p in root.glob("functions/*/package/crossplane.yaml"))
-
-
-def build_release(crossplane_cli: Path, root: Path, version: str, out: Path) -> Built:
-    """A release's Configuration (its `apis/`) and Function packages, built from its tree `root`
-    as they are published; pushed later with `push`."""
-    out.mkdir(parents=True, exist_ok=True)
-    built: Built = {}
-    for function in release_functions(root):
-        package = root / "functions" / function / "package"
-        built[function] = (_build(crossplane_cli, package, out / f"{function}.xpkg"), version)
-    built["modelfleet"] = (_build(crossplane_cli, root / "apis", out / "modelfleet.xpkg"), version)
-    return built
 
 
 def build_provider(crossplane_cli: Path, provider_crds: Path, work: Path) -> Built:

@@ -64,6 +64,7 @@ class Process:
     log: Path
     argv: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
+    container: str | None = None  # the container a `podman run` process runs in the foreground
 
     def alive(self) -> bool:
         return self.popen.poll() is None
@@ -123,6 +124,7 @@ class Processes:
         *,
         env: Mapping[str, str] | None = None,
         cwd: Path | None = None,
+        container: str | None = None,
     ) -> Process:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         log = self.log_dir / f"{name}.log"
@@ -136,7 +138,7 @@ class Processes:
                 cwd=cwd,
                 start_new_session=True,  # its own group: stop() reaches its children too
             )
-        process = Process(name, popen, log, [str(a) for a in argv], dict(env or {}))
+        process = Process(name, popen, log, [str(a) for a in argv], dict(env or {}), container)
         self.started.append(process)
         return process
 
@@ -144,7 +146,7 @@ class Processes:
         """Start a stopped process again, as it was started (same flags, same ports)."""
         process.stop()
         self.started.remove(process)
-        return self.start(process.name, process.argv, env=process.env)
+        return self.start(process.name, process.argv, env=process.env, container=process.container)
 
     def kill_together(self, processes: Sequence[Process]) -> None:
         """Kill processes whose state is thrown away (a workload cluster no test reads again):

@@ -10,8 +10,11 @@ from pathlib import Path
 
 import yaml
 
+from ..paths import REPO_ROOT
 from ..realcp import SHARED_REALCP_DIR, realcp_binary
+from ..release.build import ReleaseBuild, Tools, source_epoch
 from . import crossplane, functions, packages
+from .containers import Podman
 from .kube import KubeClient, resource_path
 from .kubernetes import start_kubernetes
 from .processes import Processes, wait_for
@@ -34,10 +37,8 @@ class RealControlPlane:
     clusters: WorkloadClusters
     bins: Path
     registry: crossplane.Registry
-    certs: Path  # the functions' serving certificate
+    runtime: functions.FunctionRuntime
     release: Release  # the one installed
-    endpoints: dict[str, str] = field(default_factory=dict)  # the installed release's functions
-    served: functions.Served = field(default_factory=dict)  # version -> its functions' endpoints
     chores: list[tuple[str, threading.Thread, list[BaseException]]] = field(default_factory=list)
 
     def apply(self, manifest: str | dict[str, object] | list[dict[str, object]]) -> str:
@@ -48,9 +49,15 @@ class RealControlPlane:
         )
         return self.client.kubectl("apply", "--server-side", "-f", "-", stdin=text)
 
+    @property
+    def endpoints(self) -> dict[str, str]:
+        """The installed release's functions: name -> endpoint."""
+        return self.runtime.served.get(self.release.version, {})
+
     def stop(self) -> None:
         self.clusters.stop()
         self.processes.stop_all()
+        self.runtime.podman.remove_all()
 
     def check_alive(self, *, allowed: tuple[str, ...] = ()) -> None:
         """Fail, with the log tails, if a process died (`allowed`: ones stopped on purpose)."""
@@ -93,8 +100,8 @@ class RealControlPlane:
             raise RuntimeError("; ".join(failures))
 
     def point_revisions(self) -> list[str]:
-        """Play the package runtime once (functions.point_revisions); the packages not seen."""
-        return functions.point_revisions(self.client, self.served)
+        """Play the package runtime once (FunctionRuntime.reconcile); the packages not served."""
+        return self.runtime.reconcile(self.client)
 
 
 def _installed(client: KubeClient, kind: str, name: str) -> bool:
@@ -131,16 +138,16 @@ def configuration(version: str) -> dict[str, object]:
     }
 
 
-def _publish(plane: RealControlPlane, release: Release) -> None:
-    out = plane.work / "packages" / release.version
-    built = packages.build_release(plane.bins / "crossplane", release.root, release.version, out)
-    packages.push(plane.bins / "crane", plane.registry, built)
-
-
-def _serve(plane: RealControlPlane, release: Release) -> dict[str, str]:
-    endpoints = functions.serve_functions(plane.processes, plane.certs, plane.work, release)
-    plane.served[release.version] = endpoints
-    return endpoints
+def publish(plane: RealControlPlane, release: Release) -> None:
+    """Build `release` as `modelfleet-release` does and push it to the local registry; the
+    package runtime then runs the function packages of its version."""
+    tools = Tools(crossplane=plane.bins / "crossplane", crane=plane.bins / "crane")
+    build = ReleaseBuild(
+        release.root, plane.registry.host, release.version,
+        plane.work / "release-build" / release.name, tools, epoch=source_epoch(REPO_ROOT),
+    )  # fmt: skip
+    build.run()
+    plane.runtime.publishes(release)
 
 
 def start_control_plane(
@@ -179,9 +186,12 @@ def start_control_plane(
         )
         clusters = WorkloadClusters(processes, bins, work, client, lws_crd)
         certs = functions.serving_certificates(root_ca, work, client)
-        plane = RealControlPlane(work, client, processes, clusters, bins, registry, certs, release)
-        _publish(plane, release)
-        plane.endpoints = _serve(plane, release)
+        podman = Podman.under(work / "podman")
+        runtime = functions.FunctionRuntime(processes, podman, certs, work, registry.host)
+        plane = RealControlPlane(
+            work, client, processes, clusters, bins, registry, runtime, release
+        )
+        publish(plane, release)
         plane.apply(packages.image_config(registry))
         plane.apply(configuration(release.version))
 
@@ -210,6 +220,8 @@ def start_control_plane(
         return plane
     except BaseException:
         processes.stop_all()
+        if "podman" in locals():
+            podman.remove_all()
         raise
 
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..release.build import release_functions
 from . import functions, packages
 from .kube import resource_path
 from .processes import wait_for
 from .release import Release
-from .stack import RealControlPlane, _publish, _serve, configuration, release_installed
+from .stack import RealControlPlane, configuration, publish, release_installed
 
 FUNCTIONS = resource_path("pkg.crossplane.io/v1", "functions")
 CONFIGURATIONS = resource_path("pkg.crossplane.io/v1", "configurations")
@@ -33,7 +34,7 @@ def _healthy(revision: dict[str, Any]) -> bool:
 def release_active(plane: RealControlPlane, version: str, function_names: list[str]) -> bool:
     """Every function's revision of `version` is the Active one and served at its endpoint;
     the Configuration's revision of `version` is Active and Healthy."""
-    served = plane.served[version]
+    served = plane.runtime.served.get(version, {})
     for function in function_names:
         revisions = plane.client.list(
             functions.FUNCTION_REVISIONS, labelSelector=f"pkg.crossplane.io/package={function}"
@@ -41,7 +42,7 @@ def release_active(plane: RealControlPlane, version: str, function_names: list[s
         active = [r for r in revisions if r["spec"].get("desiredState") == "Active"]
         if [_version(r) for r in active] != [version]:
             return False
-        if (active[0].get("status") or {}).get("endpoint") != served[function]:
+        if (active[0].get("status") or {}).get("endpoint") != served.get(function):
             return False
     revisions = plane.client.list(CONFIGURATION_REVISIONS)
     current = [
@@ -53,10 +54,10 @@ def release_active(plane: RealControlPlane, version: str, function_names: list[s
 def upgrade(plane: RealControlPlane, release: Release, *, timeout: float = 300) -> None:
     """Upgrade the installed release to `release` (see the module's docstring)."""
     previous = plane.release
-    _publish(plane, release)
-    endpoints = _serve(plane, release)
+    publish(plane, release)
+    published = release_functions(release.root)
     installed = {f["metadata"]["name"] for f in plane.client.list(FUNCTIONS)}
-    for function in sorted(set(endpoints) & installed):
+    for function in sorted(set(published) & installed):
         plane.client.merge_patch(
             f"{FUNCTIONS}/{function}",
             {"spec": {"package": packages.package_name(function, release.version)}},
@@ -66,14 +67,10 @@ def upgrade(plane: RealControlPlane, release: Release, *, timeout: float = 300) 
     def active() -> bool:
         plane.check_alive()
         plane.point_revisions()
-        return release_active(plane, release.version, sorted(endpoints)) and release_installed(
+        return release_active(plane, release.version, published) and release_installed(
             plane.client, release
         )
 
     wait_for(active, what=f"release {release.version} installed and active", timeout=timeout)
-    retired = [
-        plane.processes.named(functions.process_name(previous, f))
-        for f in plane.served.pop(previous.version)
-    ]
-    plane.processes.retire(retired)
-    plane.release, plane.endpoints = release, endpoints
+    plane.runtime.retire(previous.version)
+    plane.release = release

@@ -10,8 +10,8 @@ does not depend on file times, and a non-root container never needs to write it.
 from __future__ import annotations
 
 import compileall
-import py_compile
 import os
+import py_compile
 import re
 import shutil
 import subprocess
@@ -79,7 +79,8 @@ def workspace_members(tree: Path) -> dict[str, Path]:
 def install_members(tree: Path, names: list[str], target: Path, wheels: Path, epoch: int) -> None:
     """Build the named workspace packages into wheels and install them into `target`."""
     members = workspace_members(tree)
-    wheels.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(wheels, ignore_errors=True)  # only this build's wheels are installed
+    wheels.mkdir(parents=True)
     for name in names:
         _run(
             [_uv(), "build", "--quiet", "--wheel", "--out-dir", str(wheels), str(members[name])],
