@@ -26,7 +26,13 @@ from modelfleet_devtools.e2e.processes import Processes, free_port
 from modelfleet_devtools.paths import REPO_ROOT
 from modelfleet_devtools.realcp import RealcpUnavailable, realcp_binary
 from modelfleet_devtools.release import cli
-from modelfleet_devtools.release.build import Artifact, Tools, release_functions, source_epoch
+from modelfleet_devtools.release.build import (
+    FUNCTION_ENTRYPOINT,
+    Artifact,
+    Tools,
+    release_functions,
+    source_epoch,
+)
 
 FUNCTIONS = release_functions(REPO_ROOT)
 HYDRATOR_REQUIREMENTS = (
@@ -66,10 +72,14 @@ def build(tools: Tools, registry: Registry, work: Path) -> dict[str, Artifact]:
 
 
 @pytest.fixture(scope="module")
-def release(
-    tools: Tools, registry: Registry, tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, Artifact]:
-    return build(tools, registry, tmp_path_factory.mktemp("release"))
+def release_work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The first build's work folder: the base root filesystem and the staged layers."""
+    return tmp_path_factory.mktemp("release")
+
+
+@pytest.fixture(scope="module")
+def release(tools: Tools, registry: Registry, release_work: Path) -> dict[str, Artifact]:
+    return build(tools, registry, release_work)
 
 
 @pytest.fixture(scope="module")
@@ -118,17 +128,21 @@ def test_the_same_commit_built_twice_gives_the_same_digests(
 
 
 @pytest.mark.parametrize("function", FUNCTIONS)
-def test_a_function_image_runs_its_console_script_as_non_root(tools, release, function):
+def test_a_function_image_runs_its_console_script_as_non_root(tools, release, function, tmp_path):
     config = image_config(tools, release[f"{function}-runtime"])
-    assert config["Entrypoint"] == [f"/usr/local/bin/{function}"]
+    assert config["Entrypoint"] == [FUNCTION_ENTRYPOINT]
     assert config["User"] == "65532:65532"
+    # The entrypoint is a link to the console script named after the function.
+    links = members_of_layer(tools, release[f"{function}-runtime"], -1, tmp_path)
+    assert links["usr/local/bin/modelfleet-function"].linkname == function
+    assert links[f"usr/local/bin/{function}"].isreg()
 
 
 @pytest.mark.parametrize("function", FUNCTIONS)
 def test_a_function_package_embeds_its_runtime(tools, release, function):
     """Crossplane's package manager runs the package image itself: it must be runnable."""
     package = release[function]
-    assert image_config(tools, package)["Entrypoint"] == [f"/usr/local/bin/{function}"]
+    assert image_config(tools, package)["Entrypoint"] == [FUNCTION_ENTRYPOINT]
     manifest = json.loads(crane(tools, "manifest", package.pinned))
     runtime = json.loads(crane(tools, "manifest", release[f"{function}-runtime"].pinned))
     # The runtime's layers, then the package's own (its crossplane.yaml).
@@ -149,8 +163,10 @@ def pinned_in(requirements: Path) -> dict[str, str]:
     return {name.lower().replace("_", "-"): version for name, version in pins}
 
 
-def installed_in_layer(tools: Tools, artifact: Artifact, layer: int, tmp: Path) -> dict[str, str]:
-    """name -> version of every distribution installed in one layer of the image."""
+def members_of_layer(
+    tools: Tools, artifact: Artifact, layer: int, tmp: Path
+) -> dict[str, tarfile.TarInfo]:
+    """Path -> tar entry of one layer of the image, as pushed."""
     manifest = json.loads(crane(tools, "manifest", artifact.pinned))
     blob = tmp / "layer.tar.gz"
     digest = manifest["layers"][layer]["digest"]
@@ -160,11 +176,13 @@ def installed_in_layer(tools: Tools, artifact: Artifact, layer: int, tmp: Path) 
             stdout=out, check=True,
         )  # fmt: skip
     with tarfile.open(blob) as tar:
-        infos = {
-            Path(m.name).parent.name
-            for m in tar.getmembers()
-            if m.name.endswith(".dist-info/METADATA")
-        }
+        return {m.name: m for m in tar.getmembers()}
+
+
+def installed_in_layer(tools: Tools, artifact: Artifact, layer: int, tmp: Path) -> dict[str, str]:
+    """name -> version of every distribution installed in one layer of the image."""
+    members = members_of_layer(tools, artifact, layer, tmp)
+    infos = {Path(m).parent.name for m in members if m.endswith(".dist-info/METADATA")}
     found = {}
     for info in infos:
         name, _, version = info.removesuffix(".dist-info").rpartition("-")
@@ -203,3 +221,37 @@ def test_a_function_container_starts_serving_and_stops_cleanly_on_sigterm(
             if container.poll() is None:
                 container.kill()
     assert '"msg": "Stopped"' in log.read_text()
+
+
+DOCKERFILES = {
+    "compose-model-cache": (REPO_ROOT / "functions" / "compose-model-cache" / "Dockerfile",
+                            ["--build-arg", "FUNCTION=compose-model-cache"]),
+    "model-hydrator": (REPO_ROOT / "packages" / "modelfleet-hydrator" / "image" / "Dockerfile", []),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("image", sorted(DOCKERFILES))
+def test_the_dockerfile_builds_the_image_the_release_publishes(
+    tools, release, release_work, podman, image
+):
+    """The Dockerfile, built with podman from the release's staged folder, gives an image with
+    the same settings as the one modelfleet-release assembled, and it runs."""
+    dockerfile, build_args = DOCKERFILES[image]
+    podman.call("import", str(release_work / "base-amd64.tar"), "modelfleet-base")
+    podman.call(
+        "build", "--quiet", "--file", str(dockerfile), *build_args, "--tag", f"built-{image}",
+        str(release_work),
+    )  # fmt: skip
+    built = json.loads(podman.call("image", "inspect", f"built-{image}"))[0]["Config"]
+    published = image_config(
+        tools, release[image if image == "model-hydrator" else f"{image}-runtime"]
+    )
+    for key in ("Entrypoint", "User", "WorkingDir"):
+        assert (built.get(key) or None) == (published.get(key) or None), key
+    assert set(published["Env"]) <= set(built["Env"])
+    ran = subprocess.run(
+        podman.argv("run", "--rm", "--network", "host", f"built-{image}", "--help"),
+        env={**os.environ, **podman.env}, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    assert "usage" in ran.stdout.lower()

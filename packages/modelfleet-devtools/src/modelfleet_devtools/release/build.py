@@ -1,8 +1,8 @@
 """Everything a release publishes, built from one source tree and pushed to one registry.
 
-- `model-hydrator`: the image every hydration Job runs (the layout of
-  packages/modelfleet-hydrator/image/Dockerfile);
-- `<function>-runtime`: each function's runtime image (the layout of functions/Dockerfile);
+- `model-hydrator`: the image every hydration Job runs (the layers and settings of
+  packages/modelfleet-hydrator/image/Dockerfile, which builds the same from the staged folder);
+- `<function>-runtime`: each function's runtime image (likewise, functions/Dockerfile);
 - `<function>`: each Function package, its runtime image embedded, so Crossplane's package
   manager runs the package itself;
 - `modelfleet`: the Configuration (apis/), which depends on the four Functions.
@@ -26,6 +26,8 @@ from .rootfs import SITE_PACKAGES, debian_rootfs
 HYDRATOR = "model-hydrator"
 CONFIGURATION = "modelfleet"
 FUNCTION_USER = "65532:65532"  # non-root, as Crossplane's function pods run
+# A link to the function's console script (bin/<function>), as functions/Dockerfile names it.
+FUNCTION_ENTRYPOINT = "/usr/local/bin/modelfleet-function"
 RUNTIME_ENV = {"PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"}
 HYDRATOR_ENV = {
     **RUNTIME_ENV,
@@ -190,10 +192,12 @@ class ReleaseBuild:
                 f"sys.exit({attribute}())\n"
             )
             launcher.chmod(0o755)
+            # The one name functions/Dockerfile's exec-form ENTRYPOINT can give every function.
+            (folder / "bin" / FUNCTION_ENTRYPOINT.rpartition("/")[2]).symlink_to(function)
 
         app = self._layer(function, fill, "usr/local")
         config = images.ImageSettings(
-            entrypoint=[f"/usr/local/bin/{function}"], user=FUNCTION_USER, env=RUNTIME_ENV
+            entrypoint=[FUNCTION_ENTRYPOINT], user=FUNCTION_USER, env=RUNTIME_ENV
         )
         runtime_ref = self.reference(f"{function}-runtime")
         runtime_digest = images.push_image(
