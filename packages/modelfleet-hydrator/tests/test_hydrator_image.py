@@ -1,12 +1,11 @@
 """The hydrator image definition: pinned throughout, and the script where the Job looks for it.
 
-No container engine runs here, so these read the Dockerfile and its lock as text.
+The image is built for real by tests/test_release_images.py; these check its definition (the
+Dockerfile, the hashed lock) and its code layout (modelfleet-release's staging) without a build.
 """
 
 import json
 import re
-import shlex
-import shutil
 import subprocess
 import sys
 from importlib import metadata
@@ -17,6 +16,7 @@ from compose_model_cache.hydration_command import hydration_argv
 from modelfleet_contracts import hydration
 from modelfleet_contracts.hydration import DEFAULT_IMAGE, PYTHON_IN_IMAGE, SCRIPT_PATH_IN_IMAGE
 from modelfleet_contracts.models.modelcache import HuggingFace
+from modelfleet_devtools.release.build import stage_hydrator_code
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 ROOT = PACKAGE_DIR.parents[1]  # the workspace: the image's build context
@@ -55,24 +55,21 @@ def pinned_requirements(path: Path) -> dict[str, tuple[str, int]]:
     return pins
 
 
-def test_the_base_image_is_pinned_to_an_exact_version_or_digest():
-    (base,) = [args for word, args in instructions(DOCKERFILE) if word == "FROM"]
-    image = base.split()[0]
-    assert "@sha256:" in image or re.search(r":\d+\.\d+\.\d+[\w.-]*$", image), image
-    assert not image.endswith(":latest")
+def test_the_base_is_the_debian_root_filesystem_the_release_makes_not_a_registry_image():
+    args = dict(
+        a.split("=", 1) for word, a in instructions(DOCKERFILE) if word == "ARG" and "=" in a
+    )
+    (base,) = [a for word, a in instructions(DOCKERFILE) if word == "FROM"]
+    assert base == "${BASE}"
+    assert "/" not in args["BASE"] and ":" not in args["BASE"], "a local name, no registry"
 
 
-def test_every_package_is_pinned_by_version_and_hash_and_installed_with_require_hashes():
+def test_every_package_is_pinned_by_version_and_hash():
     pins = pinned_requirements(REQUIREMENTS)
     assert {"huggingface-hub", "boto3", "hf-xet"} <= set(pins)
     assert all(hashes > 0 for _, hashes in pins.values()), pins
-    (install,) = [args for word, args in instructions(DOCKERFILE) if "pip install" in args]
-    argv = shlex.split(install)
-    assert "--require-hashes" in argv
-    assert "/opt/modelfleet/requirements.txt" in argv
-    copies = [args.split() for word, args in instructions(DOCKERFILE) if word == "COPY"]
-    requirements = str(REQUIREMENTS.relative_to(ROOT))
-    assert [requirements, "/opt/modelfleet/requirements.txt"] in copies
+    copies = [a.split() for word, a in instructions(DOCKERFILE) if word == "COPY"]
+    assert ["stage/model-hydrator-deps/", "/usr/local/lib/python3.11/dist-packages/"] in copies
 
 
 def test_the_image_pins_the_huggingface_hub_the_integration_test_ran():
@@ -88,31 +85,15 @@ def test_the_image_pins_the_huggingface_hub_the_integration_test_ran():
     assert direct["huggingface_hub"] == metadata.version("huggingface_hub")
 
 
-def test_the_hf_cli_is_checked_at_build_time():
-    runs = " ".join(args for word, args in instructions(DOCKERFILE) if word == "RUN")
-    assert "hf version" in runs
-
-
 def image_layout(into: Path) -> Path:
-    """What the Dockerfile's COPY instructions put in the image, laid out under `into` (as
-    the build context sends it: no __pycache__); returns where /opt/modelfleet landed."""
-    for word, args in instructions(DOCKERFILE):
-        if word != "COPY":
-            continue
-        *sources, dest = args.split()
-        target = into / dest.lstrip("/")
-        for source in sources:
-            path = ROOT / source
-            if path.is_dir():
-                ignore = shutil.ignore_patterns("__pycache__")
-                shutil.copytree(path, target, ignore=ignore, dirs_exist_ok=True)
-            elif dest.endswith("/"):
-                target.mkdir(parents=True, exist_ok=True)
-                shutil.copy(path, target / path.name)
-            else:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy(path, target)
-    return into / SCRIPT_PATH_IN_IMAGE.lstrip("/").rpartition("/")[0]
+    """What modelfleet-release stages at /opt/modelfleet (the Dockerfile copies it there),
+    laid out under `into`; returns where /opt/modelfleet landed."""
+    opt = into / SCRIPT_PATH_IN_IMAGE.lstrip("/").rpartition("/")[0]
+    opt.mkdir(parents=True)
+    stage_hydrator_code(ROOT, opt)
+    copies = [a.split() for word, a in instructions(DOCKERFILE) if word == "COPY"]
+    assert ["stage/model-hydrator/", "/opt/modelfleet/"] in copies
+    return opt
 
 
 def test_the_script_is_baked_at_the_path_the_job_command_names(tmp_path):
@@ -139,9 +120,10 @@ def test_the_job_command_installs_nothing_at_run_time(forbidden):
     assert "sh" not in {Path(a).name for a in argv}, "no shell between the Job and the script"
 
 
-def test_the_default_image_has_a_version_tag():
+def test_the_default_image_is_tagged_with_the_release():
     repository, _, tag = DEFAULT_IMAGE.rpartition(":")
-    assert repository and re.fullmatch(r"\d+\.\d+\.\d+", tag), DEFAULT_IMAGE
+    assert repository and re.fullmatch(r"v\d+\.\d+\.\d+", tag), DEFAULT_IMAGE
+    assert tag == hydration.RELEASE_VERSION
 
 
 def test_the_script_runs_from_the_image_layout_with_the_standard_library_only(tmp_path):

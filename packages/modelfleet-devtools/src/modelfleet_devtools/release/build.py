@@ -78,6 +78,23 @@ def source_epoch(tree: Path) -> int:
     return int(shown.stdout.strip())
 
 
+def stage_hydrator_code(tree: Path, folder: Path) -> None:
+    """What the hydrator image holds at /opt/modelfleet: the launcher the Job's command names
+    (SCRIPT_PATH_IN_IMAGE), the hydrator package beside it, and of the contracts only their
+    marker and the hydration module (standard library only), not their pydantic models."""
+    packages = tree / "packages"
+    shutil.copy(packages / "modelfleet-hydrator" / "image" / "hydrate.py", folder / "hydrate.py")
+    shutil.copytree(
+        packages / "modelfleet-hydrator" / "src" / "modelfleet_hydrator",
+        folder / "modelfleet_hydrator",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    contracts = packages / "modelfleet-contracts" / "src" / "modelfleet_contracts"
+    (folder / "modelfleet_contracts").mkdir()
+    for module in ("__init__.py", "hydration.py"):
+        shutil.copy(contracts / module, folder / "modelfleet_contracts" / module)
+
+
 class ReleaseBuild:
     """Builds and pushes one release for one registry prefix (HOST:PORT[/PATH])."""
 
@@ -140,22 +157,10 @@ class ReleaseBuild:
         self.progress(f"image {HYDRATOR}")
         image_dir = self.tree / "packages" / "modelfleet-hydrator" / "image"
         deps = self._third_party(HYDRATOR, image_dir / "requirements.txt")
-        hydrator_src = (
-            self.tree / "packages" / "modelfleet-hydrator" / "src" / "modelfleet_hydrator"
-        )
-        contracts_src = (
-            self.tree / "packages" / "modelfleet-contracts" / "src" / "modelfleet_contracts"
-        )
 
         def fill(folder: Path) -> None:
-            # The launcher imports the packages beside it: the hydrator, and of the contracts
-            # only their marker and the hydration module (standard library only).
-            shutil.copy(image_dir / "hydrate.py", folder / "hydrate.py")
-            shutil.copytree(hydrator_src, folder / "modelfleet_hydrator",
-                            ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
-            (folder / "modelfleet_contracts").mkdir()
-            for module in ("__init__.py", "hydration.py"):
-                shutil.copy(contracts_src / module, folder / "modelfleet_contracts" / module)
+            stage_hydrator_code(self.tree, folder)
+            python_site.tidy(folder, "/" + HYDRATOR_HOME)
 
         app = self._layer(HYDRATOR, fill, HYDRATOR_HOME)
         config = images.ImageSettings(
