@@ -261,8 +261,9 @@ def test_the_hydrator_image_imports_what_its_sources_need(release, podman):
     image = release["model-hydrator"].pinned
     podman.pull(image)
     code = "import boto3, huggingface_hub, hf_xet; print(huggingface_hub.__version__)"
+    argv = podman.argv("run", "--rm", "--network", "none", "--entrypoint", "python3", image)
     ran = subprocess.run(
-        podman.argv("run", "--rm", "--network", "none", "--entrypoint", "python3", image, "-c", code),
+        [*argv, "-c", code],
         env={**os.environ, **podman.env}, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert ran.returncode == 0, ran.stderr

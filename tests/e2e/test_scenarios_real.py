@@ -186,6 +186,39 @@ def test_a_cluster_that_disconnects_for_a_while_loses_nothing(fleet: Fleet) -> N
     assert serving <= fleet.uids("apps/v1", "deployments"), "serving was restarted"
 
 
+def test_a_function_container_killed_mid_reconcile_is_restarted_and_loses_nothing(
+    fleet: Fleet,
+) -> None:
+    """compose-model-cache's container is killed (SIGKILL) just as a source change gives it
+    work; restarted as its pod would be, it picks the work up and nothing composed is lost."""
+    plane = fleet.plane
+    lasting = fleet.lasting_objects()
+    claims = fleet.uids("v1", "persistentvolumeclaims")
+    serving = fleet.uids("apps/v1", "deployments")
+    before = fleet.row()
+    restarts = plane.runtime.restarts["compose-model-cache"]
+    fleet.change_revision("refs/pr/3")
+    plane.runtime.podman.call("kill", "--signal", "KILL", "compose-model-cache")
+    wait_for(
+        lambda: plane.runtime.restarts["compose-model-cache"] > restarts or plane.check_alive(),
+        what="compose-model-cache's container restarted",
+        timeout=60,
+    )
+
+    def staged_anew() -> bool:
+        assert lasting <= fleet.lasting_objects(), "a lasting Object was dropped"
+        row = fleet.row()
+        return (
+            row.get("fingerprint") != before["fingerprint"]
+            and row.get("phase") == "Ready"
+            and fleet.everything_ready()
+        )
+
+    wait_for(staged_anew, what="the new source staged after the restart", timeout=300, every=3)
+    assert claims <= fleet.uids("v1", "persistentvolumeclaims"), "a claim was recreated"
+    assert serving <= fleet.uids("apps/v1", "deployments"), "serving was restarted"
+
+
 def test_deleting_the_cache_keeps_its_retained_claim_and_the_fleet_leaves_nothing(
     fleet: Fleet,
 ) -> None:

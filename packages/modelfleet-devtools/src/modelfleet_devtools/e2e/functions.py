@@ -85,6 +85,7 @@ class FunctionRuntime:
         self.registry = registry
         self.releases: dict[str, Release] = {}  # package version -> the release published so
         self.served: Served = {}  # package version -> function -> endpoint
+        self.restarts: Counter[str] = Counter()  # container -> times restarted after it died
         (work / "calls").mkdir(parents=True, exist_ok=True)
         (work / "calls").chmod(0o777)  # written by the functions' non-root user
 
@@ -116,6 +117,19 @@ class FunctionRuntime:
         self.processes.start(name, argv, env=self.podman.env, container=name)
         self.served.setdefault(version, {})[function] = endpoint
         return endpoint
+
+    def restart_crashed(self) -> list[str]:
+        """Start again, as it was (same port), every function container that died, as a
+        Deployment's pod is restarted; the ones restarted."""
+        restarted = []
+        for version, endpoints in self.served.items():
+            for function in endpoints:
+                process = self.processes.named(process_name(self.releases[version], function))
+                if not process.alive():
+                    self.restarts[process.name] += 1
+                    self.processes.restart(process)
+                    restarted.append(process.name)
+        return restarted
 
     def retire(self, version: str) -> None:
         """Stop the containers of a version no revision uses any more."""

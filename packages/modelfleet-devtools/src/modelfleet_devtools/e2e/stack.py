@@ -60,7 +60,9 @@ class RealControlPlane:
         self.runtime.podman.remove_all()
 
     def check_alive(self, *, allowed: tuple[str, ...] = ()) -> None:
-        """Fail, with the log tails, if a process died (`allowed`: ones stopped on purpose)."""
+        """Fail, with the log tails, if a process died (`allowed`: ones stopped on purpose);
+        a function container that died is restarted instead, as its pod would be."""
+        self.runtime.restart_crashed()
         dead = [
             p
             for p in self.processes.dead()
