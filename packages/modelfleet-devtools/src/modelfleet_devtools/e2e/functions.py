@@ -131,6 +131,12 @@ class FunctionRuntime:
                     restarted.append(process.name)
         return restarted
 
+    def _note_pid(self, name: str) -> None:
+        """Where the container's process is on this host (its CPU is counted from /proc)."""
+        process = self.processes.named(name)
+        if process.container_pid is None:
+            process.container_pid = self.podman.pid(name)
+
     def retire(self, version: str) -> None:
         """Stop the containers of a version no revision uses any more."""
         release = self.releases.pop(version)
@@ -160,6 +166,7 @@ class FunctionRuntime:
                     endpoint = self.serve(function, version)
                 if port_in_use(int(endpoint.rpartition(":")[2])):
                     endpoints[version] = endpoint
+                    self._note_pid(process_name(self.releases[version], function))
             if not _runtime_ready(client, FUNCTION_REVISIONS, function, endpoints):
                 missing.append(function)
         if not _runtime_ready(client, PROVIDER_REVISIONS, PROVIDER_PACKAGE, None):

@@ -65,6 +65,7 @@ class Process:
     argv: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     container: str | None = None  # the container a `podman run` process runs in the foreground
+    container_pid: int | None = None  # its first process, on this host, once it runs
 
     def alive(self) -> bool:
         return self.popen.poll() is None

@@ -66,8 +66,9 @@ IDLE_SECONDS = 60
 
 def cpu_seconds(processes: Processes, names: tuple[str, ...]) -> float:
     """User + system CPU of the named processes and everything in their process groups
-    (children that ended included)."""
-    groups = {p.popen.pid for p in processes.started if p.name in names}
+    (children that ended included); for a `podman run`, its container's first process too."""
+    named = [p for p in processes.started if p.name in names]
+    groups = {p.popen.pid for p in named} | {p.container_pid for p in named if p.container_pid}
     ticks = os.sysconf("SC_CLK_TCK")
     total = 0
     for stat in Path("/proc").glob("[0-9]*/stat"):
@@ -77,7 +78,7 @@ def cpu_seconds(processes: Processes, names: tuple[str, ...]) -> float:
             continue  # gone meanwhile
         # After the command: state, ppid, pgrp, ..., utime, stime, and the same of children
         # it has waited for (12th to 15th): a child that ended counts through its parent.
-        if int(fields[2]) in groups:
+        if int(fields[2]) in groups or int(stat.parent.name) in groups:
             total += sum(int(f) for f in fields[11:15])
     return total / ticks
 
