@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted(ROOT.glob("functions/*/benchmarks/bench_*.py"))
 HYDRATOR_SCRIPT = ROOT / "packages/modelfleet-hydrator/benchmarks/hydrator_speed.py"
 SIMULATE_SCRIPT = ROOT / "packages/modelfleet-cli/benchmarks/bench_simulate.py"
+RELEASE_SCRIPT = ROOT / "packages/modelfleet-devtools/benchmarks/bench_release.py"
 
 
 def load(path: Path) -> ModuleType:
@@ -75,12 +76,13 @@ def test_the_docs_have_one_section_for_every_table_of_every_script():
     """A renamed, added or removed table cannot leave the docs stale: every section a script
     writes is there exactly once, and there is no other."""
     hydrator, simulate = load(HYDRATOR_SCRIPT), load(SIMULATE_SCRIPT)
+    release = load(RELEASE_SCRIPT)
     sections = {
         name: (path, scenario)
         for path in SCRIPTS
         for name, scenario in scenario_sections(path, load(path).SCENARIOS).items()
     }
-    written = [*sections, hydrator.SECTION, simulate.SECTION, scale.SECTION]
+    written = [*sections, hydrator.SECTION, simulate.SECTION, scale.SECTION, release.SECTION]
     text = BENCHMARKS_DOC.read_text()
     assert Counter(section_names(text)) == Counter(written)
     for name, (path, scenario) in sections.items():
