@@ -89,6 +89,14 @@ def main(argv: list[str] | None = None) -> int:
     except RealcpUnavailable as error:
         print(f"modelfleet-release: {error}", file=sys.stderr)
         return 2
+    if args.tag != RELEASE_VERSION:
+        print(
+            f"modelfleet-release: warning: this tree's functions compose the hydrator image at "
+            f"{RELEASE_VERSION} (modelfleet_contracts.hydration.RELEASE_VERSION), not at "
+            f"{args.tag}: bump RELEASE_VERSION for a release, or caches must name the image in "
+            "spec.hydration.image",
+            file=sys.stderr,
+        )
     started = time.monotonic()
 
     def progress(step: str) -> None:
