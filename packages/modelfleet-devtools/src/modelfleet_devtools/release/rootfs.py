@@ -24,8 +24,12 @@ PACKAGES = (
 PYTHON_VERSION = "3.11"
 # Where Debian's Python looks for packages installed outside the distribution.
 SITE_PACKAGES = "usr/local/lib/python3.11/dist-packages"
-# Nothing reads these at run time.
-EXCLUDED = ("/usr/share/doc/*", "/usr/share/man/*", "/usr/share/info/*", "/usr/share/lintian/*")
+# Nothing reads these at run time: documentation, translations, glibc's iconv modules (Python
+# has its own codecs), the leap-second time zones.
+EXCLUDED = (
+    "/usr/share/doc/*", "/usr/share/man/*", "/usr/share/info/*", "/usr/share/lintian/*",
+    "/usr/share/locale/*", "/usr/lib/*/gconv/*", "/usr/share/zoneinfo/right/*",
+)  # fmt: skip
 
 
 class RootfsUnavailable(RuntimeError):
