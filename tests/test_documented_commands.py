@@ -21,10 +21,8 @@ from modelfleet_devtools import realcp
 from modelfleet_devtools.paths import APIS_DIR, EXAMPLES_DIR, REPO_ROOT
 from test_examples_validate import CORE_CRDS_DIR, PROVIDER_KUBERNETES_CRDS_DIR, TOTAL_LINE, _binary
 
-PAGES = sorted((REPO_ROOT / "docs").glob("*.md")) + [
-    REPO_ROOT / "README.md",
-    EXAMPLES_DIR / "README.md",
-]
+PAGES = [*sorted((REPO_ROOT / "docs").glob("*.md")), REPO_ROOT / "README.md"]
+PAGES += [EXAMPLES_DIR / "README.md"]
 SHELL_BLOCK = re.compile(r"^( *)```(?:sh|shell|bash)\n(.*?)^\1```", re.MULTILINE | re.DOTALL)
 DOCUMENTED = ("crossplane xpkg build", "crossplane resource validate")
 OFFLINE = {
@@ -114,8 +112,9 @@ def test_the_documented_command_works_offline(repository_copy: Path, where: str,
 
 def test_without_an_examples_root_the_build_fails_as_the_docs_say(repository_copy: Path) -> None:
     """Why the documented build passes --examples-root: ./examples holds files that are not
-    Kubernetes objects (examples/functions.yaml is a list of Functions with simulation data)."""
-    result = _run("crossplane xpkg build --package-root=apis --package-file=x.xpkg", repository_copy)
+    Kubernetes objects (the simulation.yaml scenarios)."""
+    default = "crossplane xpkg build --package-root=apis --package-file=x.xpkg"
+    result = _run(default, repository_copy)
     assert result.returncode != 0
     assert "failed to parse examples" in result.stderr
 

@@ -168,7 +168,8 @@ def test_every_documented_provider_is_the_tested_release() -> None:
 
 
 def test_getting_started_installs_the_tested_crossplane_chart() -> None:
-    installs = re.findall(r"helm install crossplane .*?--version (\S+)", GETTING_STARTED.read_text())
+    text = GETTING_STARTED.read_text()
+    installs = re.findall(r"helm install crossplane .*?--version (\S+)", text)
     assert installs == [CROSSPLANE.removeprefix("v")]
 
 
