@@ -118,6 +118,14 @@ def test_the_packages_floors_are_the_tables_and_admit_the_tested_releases() -> N
     assert version_floor(KUBERNETES_FLOOR) <= version_floor(f">={KUBERNETES}")
 
 
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_each_function_package_asks_for_the_configurations_crossplane(function: str) -> None:
+    meta = yaml.safe_load(
+        (REPO_ROOT / "functions" / function / "package" / "crossplane.yaml").read_text()
+    )
+    assert meta["spec"]["crossplane"]["version"] == CROSSPLANE_FLOOR
+
+
 def test_the_readme_names_the_tested_releases() -> None:
     readme = (REPO_ROOT / "README.md").read_text()
     published = dict(
