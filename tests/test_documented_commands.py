@@ -167,3 +167,15 @@ def test_the_install_manifests_validate_against_crossplanes_crds(tmp_path: Path)
     assert total and int(total[1]) == len(packages), output
     assert int(total[2]) == 0 and int(total[4]) == 0, output
     assert result.returncode == 0, output
+
+
+def test_validating_against_apis_as_a_folder_downloads_as_the_docs_say(repository_copy: Path):
+    """Why the documented validation names the XRDs: apis/crossplane.yaml is the Configuration's
+    metadata, whose dependencies the validator fetches."""
+    result = _run(
+        "crossplane resource validate apis examples/quickstart --crossplane-image=",
+        repository_copy,
+    )
+    assert result.returncode != 0
+    # One of the Configuration's dependencies (which one first varies).
+    assert "cannot cache package dependencies: cannot download package xpkg." in result.stderr
