@@ -68,3 +68,20 @@ def test_the_end_to_end_provider_runs_with_the_documented_flags() -> None:
     source = inspect.getsource(e2e_crossplane.start_provider_kubernetes)
     started = set(re.findall(r'"(--[a-z-]+)"', source))
     assert set(FLAGS) <= started
+
+
+@pytest.mark.parametrize(
+    "name", ["provider-kubernetes", "provider-helm", "modelfleet", "image-config"]
+)
+def test_getting_started_shows_each_install_file_as_it_is(name: str) -> None:
+    documents = [
+        d for d in yaml.safe_load_all((DOCS / "install" / f"{name}.yaml").read_text()) if d
+    ]
+    shown = manifests(DOCS / "getting-started.md")
+    assert documents and all(d in shown for d in documents)
+    assert f"(install/{name}.yaml)" in (DOCS / "getting-started.md").read_text()
+
+
+def test_every_install_file_is_shown() -> None:
+    files = sorted(p.stem for p in (DOCS / "install").glob("*.yaml"))
+    assert files == sorted(["provider-kubernetes", "provider-helm", "modelfleet", "image-config"])
