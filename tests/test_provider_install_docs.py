@@ -1,15 +1,21 @@
 """The docs install provider-kubernetes so that it redacts the credentials it copies: a
 DeploymentRuntimeConfig whose provider container gets the flags compose-model-cache asks for
-when it sees credentials echoed, referenced by the Provider."""
+when it sees credentials echoed, referenced by the Provider. The manifest is a file a platform
+team applies (docs/install/provider-kubernetes.yaml), shown as it is by the pages, and the
+end-to-end harness runs the provider with the same flags."""
 
+import inspect
 import re
 from pathlib import Path
 
 import pytest
+import yaml
 from compose_model_cache import credentials
+from modelfleet_devtools.e2e import crossplane as e2e_crossplane
 from test_docs import DOCS, manifests
 
 PAGES = ["getting-started.md", "modelcache.md"]
+INSTALL_FILE = DOCS / "install" / "provider-kubernetes.yaml"
 FLAGS = ["--sanitize-secrets", "--enable-server-side-apply"]
 
 
@@ -47,3 +53,35 @@ def test_the_flags_the_warning_asks_for_are_the_ones_installed():
     source = Path(credentials.__file__).read_text()
     asked = set(re.findall(r"--[a-z]+(?:-[a-z]+)+", source))
     assert asked == set(FLAGS)
+
+
+def test_the_install_file_is_what_the_pages_show() -> None:
+    config, provider = [d for d in yaml.safe_load_all(INSTALL_FILE.read_text()) if d]
+    assert (config["kind"], provider["kind"]) == ("DeploymentRuntimeConfig", "Provider")
+    for page in PAGES:
+        assert _install(page) == (config, provider), page
+
+
+def test_the_end_to_end_provider_runs_with_the_documented_flags() -> None:
+    """The harness starts provider-kubernetes itself (no package runtime): its command line
+    carries the flags the DeploymentRuntimeConfig gives a real one."""
+    source = inspect.getsource(e2e_crossplane.start_provider_kubernetes)
+    started = set(re.findall(r'"(--[a-z-]+)"', source))
+    assert set(FLAGS) <= started
+
+
+@pytest.mark.parametrize(
+    "name", ["provider-kubernetes", "provider-helm", "modelfleet", "image-config"]
+)
+def test_getting_started_shows_each_install_file_as_it_is(name: str) -> None:
+    documents = [
+        d for d in yaml.safe_load_all((DOCS / "install" / f"{name}.yaml").read_text()) if d
+    ]
+    shown = manifests(DOCS / "getting-started.md")
+    assert documents and all(d in shown for d in documents)
+    assert f"(install/{name}.yaml)" in (DOCS / "getting-started.md").read_text()
+
+
+def test_every_install_file_is_shown() -> None:
+    files = sorted(p.stem for p in (DOCS / "install").glob("*.yaml"))
+    assert files == sorted(["provider-kubernetes", "provider-helm", "modelfleet", "image-config"])

@@ -281,7 +281,7 @@ def test_storage_ready_says_missing_only_on_the_clusters_word(
 HELM_PC_GONE = provider_config_gone(provider="helm")
 INSTALL_FAILED = (
     "create failed: failed to install release: failed to pull chart: "
-    "oci://registry.k8s.io/lws/charts/lws:0.7.0: not found"
+    "oci://registry.k8s.io/lws/charts/lws:0.10.0: not found"
 )
 
 
@@ -293,7 +293,7 @@ INSTALL_FAILED = (
             None,
             "Installing",
             "Normal",
-            "installing the LeaderWorkerSet chart 0.7.0",
+            "installing the LeaderWorkerSet chart 0.10.0",
             id="release not installed yet",
         ),
         pytest.param(
@@ -301,7 +301,7 @@ INSTALL_FAILED = (
             HELM_PC_GONE,
             "Installing",
             "Normal",
-            "installing the LeaderWorkerSet chart 0.7.0",
+            "installing the LeaderWorkerSet chart 0.10.0",
             id="provider-helm tried before the provider config composed from the kubeconfig",
         ),
         pytest.param(
@@ -309,7 +309,7 @@ INSTALL_FAILED = (
             INSTALL_FAILED,
             "Unavailable",
             "Warning",
-            f"cannot install the LeaderWorkerSet chart 0.7.0: {INSTALL_FAILED}",
+            f"cannot install the LeaderWorkerSet chart 0.10.0: {INSTALL_FAILED}",
             id="the install fails: the provider's words",
         ),
         pytest.param(
@@ -317,7 +317,7 @@ INSTALL_FAILED = (
             HELM_PC_GONE,
             "Unavailable",
             "Warning",
-            f"cannot install the LeaderWorkerSet chart 0.7.0: {HELM_PC_GONE}",
+            f"cannot install the LeaderWorkerSet chart 0.10.0: {HELM_PC_GONE}",
             id="the user-named provider config has no provider-helm twin",
         ),
     ],

@@ -183,10 +183,10 @@ def test_named_provider_config_is_reported_only_once_it_exists():
 
 
 def test_leaderworkerset_release_and_condition():
-    xr = cluster(None, leaderWorkerSet={"install": True, "version": "0.7.0"})
+    xr = cluster(None, leaderWorkerSet={"install": True, "version": "0.10.0"})
     rsp = run(xr)
     release = desired_resources(rsp)[LWS]
-    assert release["spec"]["forProvider"]["chart"]["version"] == "0.7.0"
+    assert release["spec"]["forProvider"]["chart"]["version"] == "0.10.0"
     assert cond(rsp, "LeaderWorkerSetReady") == (False, "Installing")
     rsp = run(xr, {LWS: observed_object(release, ready=True)})
     assert cond(rsp, "LeaderWorkerSetReady") == (True, "Installed")
@@ -299,14 +299,14 @@ def test_leaderworkerset_default_version_is_named_in_the_condition():
     rsp = run(xr)
     release = desired_resources(rsp)[LWS]
     chart = release["spec"]["forProvider"]["chart"]
-    assert (chart["name"], chart["version"]) == ("lws", "0.7.0")
+    assert (chart["name"], chart["version"]) == ("lws", "0.10.0")
     assert release["spec"]["forProvider"]["namespace"] == "lws-system"
     rsp = run(xr, {LWS: observed_object(release, ready=True)})
-    assert "0.7.0" in conditions(rsp)["LeaderWorkerSetReady"].message
+    assert "0.10.0" in conditions(rsp)["LeaderWorkerSetReady"].message
     failing = observed_object(release, ready=False, synced_error="chart not found")
     rsp = run(xr, {LWS: failing})
     assert cond(rsp, "LeaderWorkerSetReady") == (False, "Unavailable")
-    assert "0.7.0: chart not found" in conditions(rsp)["LeaderWorkerSetReady"].message
+    assert "0.10.0: chart not found" in conditions(rsp)["LeaderWorkerSetReady"].message
     assert LWS in desired_resources(rsp)
 
 

@@ -293,7 +293,7 @@ class LeaderWorkerSet(BaseModel):
     """
     Install the LeaderWorkerSet Helm chart on the cluster.
     """
-    version: Annotated[str | None, Field(pattern='^v?[0-9]+\\.[0-9]+\\.[0-9]+$')] = '0.7.0'
+    version: Annotated[str | None, Field(pattern='^v?[0-9]+\\.[0-9]+\\.[0-9]+$')] = '0.10.0'
     """
     Chart version of LeaderWorkerSet to install.
     """
