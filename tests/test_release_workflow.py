@@ -12,6 +12,7 @@ from typing import Any
 
 import yaml
 from modelfleet_devtools.paths import REPO_ROOT
+from modelfleet_devtools.release import cli as release_cli
 
 WORKFLOWS = REPO_ROOT / ".github" / "workflows"
 RELEASE = WORKFLOWS / "release.yaml"
@@ -99,11 +100,13 @@ def test_the_release_job_builds_both_platforms_with_modelfleet_release_and_logs_
     for flag, value in zip(words[3::2], words[4::2], strict=True):
         options.setdefault(flag, []).append(value)
     assert options == {
-        "--registry": ["ghcr.io"],
+        "--registry": ["ghcr.io/modelfleet"],
         "--tag": ["$TAG"],
         "--platform": ["linux/amd64", "linux/arm64"],
         "--output": ["json"],
     }
+    parsed = release_cli.build_parser().parse_args(words[3:])  # options the command takes
+    assert parsed.registry.startswith("ghcr.io/")
     [step] = [s for s in job["steps"] if "modelfleet-release" in s.get("run", "")]
     assert step["env"] == {"TAG": "${{ github.ref_name }}"}
     [login] = [s for s in job["steps"] if s.get("uses", "").startswith("docker/login-action@")]

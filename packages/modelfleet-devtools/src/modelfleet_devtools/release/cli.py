@@ -59,7 +59,7 @@ def _tools() -> Tools:
     return Tools(crossplane=realcp_binary("crossplane"), crane=realcp_binary("crane"))
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="modelfleet-release",
         description="Build the hydrator and function images, the Function packages (runtime "
@@ -81,7 +81,11 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     parser.add_argument("--output", choices=("text", "json"), default="text")
     parser.add_argument("--work-dir", type=Path, help="keep the build's files here")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
 
     epoch = int(os.environ.get("SOURCE_DATE_EPOCH") or source_epoch(REPO_ROOT))
     try:
