@@ -129,6 +129,7 @@ def main() -> int:
     if args.write_docs:
         check_sections(BENCHMARKS_DOC, [SECTION])
     crane = realcp_binary("crane")
+    load_at_start = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="bench-release-") as scratch:
         work = Path(scratch)
         processes = Processes(work / "logs")
@@ -176,7 +177,8 @@ def main() -> int:
             processes.stop_all()
     lines = [
         f"Machine: {os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}"
-        f"; release {RELEASE_VERSION}.",
+        f"; release {RELEASE_VERSION}; load average {load_at_start:.1f} at the start, "
+        f"{os.getloadavg()[0]:.1f} at the end (other work on the machine stretches every time).",
         "",
         f"Everything built and pushed from a clean state (empty uv cache and work folder): "
         f"**{build_s:.0f} s**.",
