@@ -33,7 +33,11 @@ EXCLUDED = (
 
 
 class RootfsUnavailable(RuntimeError):
-    """mmdebstrap is missing or failed; says what to install or what it printed."""
+    """mmdebstrap is not installed; says what to install."""
+
+
+class RootfsBuildFailed(RuntimeError):
+    """mmdebstrap ran and failed (a mirror out of reach, say); carries what it printed."""
 
 
 def debian_rootfs(out: Path, *, architecture: str, epoch: int) -> Path:
@@ -52,5 +56,8 @@ def debian_rootfs(out: Path, *, architecture: str, epoch: int) -> Path:
     env = {**os.environ, "SOURCE_DATE_EPOCH": str(epoch)}
     made = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
     if made.returncode != 0:
-        raise RootfsUnavailable(f"mmdebstrap failed ({made.returncode}):\n{made.stderr[-3000:]}")
+        raise RootfsBuildFailed(
+            f"mmdebstrap failed ({made.returncode}; it needs Debian's mirror):\n"
+            f"{made.stderr[-3000:]}"
+        )
     return out
