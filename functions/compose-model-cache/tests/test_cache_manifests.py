@@ -121,7 +121,7 @@ def test_the_default_job_runs_the_pinned_image_with_argv_only():
     composed = desired_resources(reconcile(xr, [US]))
     container = container_of(composed[job])
     fingerprint = rows(reconcile(xr, [US]))["gke-us"]["fingerprint"]
-    assert container["image"] == "ghcr.io/modelfleet/model-hydrator:0.1.0"
+    assert container["image"] == "ghcr.io/modelfleet/model-hydrator:v0.2.0"
     assert container["command"] == [
         "python3",
         "/opt/modelfleet/hydrate.py",
