@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -10,9 +11,8 @@ from pathlib import Path
 
 import yaml
 
-from ..paths import REPO_ROOT
 from ..realcp import SHARED_REALCP_DIR, realcp_binary
-from ..release.build import ReleaseBuild, Tools, source_epoch
+from ..release.build import ReleaseBuild, Tools
 from . import crossplane, functions, packages
 from .containers import Podman
 from .kube import KubeClient, resource_path
@@ -25,6 +25,18 @@ BINARIES = (
     "etcd", "kube-apiserver", "kube-controller-manager", "kubectl",
     "crossplane-core", "crossplane", "provider-kubernetes", "crane",
 )  # fmt: skip
+
+
+# The Debian base is made once per recipe and kept (docs/development.md): both releases of a
+# session share it, and a run in a network namespace without Debian's mirror can use it.
+RELEASE_BASE_CACHE = (
+    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "modelfleet" / "release-base"
+)
+
+
+# Every file time in the images the suite builds: one for every commit, so the cached base
+# serves them all (file times change no behaviour; reproducibility is tests/test_release_images).
+E2E_EPOCH = 1_700_000_000
 
 
 @dataclass
@@ -146,7 +158,8 @@ def publish(plane: RealControlPlane, release: Release) -> None:
     tools = Tools(crossplane=plane.bins / "crossplane", crane=plane.bins / "crane")
     build = ReleaseBuild(
         release.root, plane.registry.host, release.version,
-        plane.work / "release-build" / release.name, tools, epoch=source_epoch(REPO_ROOT),
+        plane.work / "release-build" / release.name, tools, epoch=E2E_EPOCH,
+        base_cache=RELEASE_BASE_CACHE,
     )  # fmt: skip
     build.run()
     plane.runtime.publishes(release)

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from . import images, layers, python_site
-from .rootfs import SITE_PACKAGES, debian_rootfs
+from .rootfs import SITE_PACKAGES, debian_rootfs, rootfs_key
 
 HYDRATOR = "model-hydrator"
 CONFIGURATION = "modelfleet"
@@ -109,8 +109,10 @@ class ReleaseBuild:
         epoch: int,
         architecture: str = "amd64",
         progress: Callable[[str], None] = lambda _: None,
+        base_cache: Path | None = None,
     ) -> None:
         self.tree, self.registry, self.tag, self.work = tree, registry.rstrip("/"), tag, work
+        self.base_cache = base_cache
         self.tools, self.epoch, self.architecture = tools, epoch, architecture
         self.progress = progress
         self.platform = f"linux/{architecture}"
@@ -128,13 +130,27 @@ class ReleaseBuild:
         return pushed
 
     def _base_layer(self) -> Path:
+        """The base layer, made anew, or taken from `base_cache` where a build with the same
+        recipe, architecture and epoch left it (the e2e suite builds two releases a run)."""
+        out = self.work / f"base-{self.architecture}.tar"
+        cached = None
+        if self.base_cache is not None:
+            cached = self.base_cache / f"{rootfs_key(self.architecture, self.epoch)}.tar"
+            if cached.is_file():
+                shutil.copy(cached, out)
+                return out
         self.progress(f"Debian {self.architecture} root filesystem (mmdebstrap)")
         rootfs = debian_rootfs(
             self.work / f"rootfs-{self.architecture}.tar",
             architecture=self.architecture,
             epoch=self.epoch,
         )
-        return layers.rootfs_layer(rootfs, self.work / f"base-{self.architecture}.tar")
+        layers.rootfs_layer(rootfs, out)
+        if cached is not None:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(out, cached.with_suffix(".partial"))
+            cached.with_suffix(".partial").rename(cached)
+        return out
 
     def _layer(self, name: str, fill: Callable[[Path], None], in_image: str) -> Path:
         """A layer holding the folder `fill` writes, at `in_image`."""

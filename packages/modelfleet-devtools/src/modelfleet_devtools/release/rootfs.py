@@ -8,6 +8,7 @@ set, the same mirror state gives the same tar, byte for byte.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -30,6 +31,12 @@ EXCLUDED = (
     "/usr/share/doc/*", "/usr/share/man/*", "/usr/share/info/*", "/usr/share/lintian/*",
     "/usr/share/locale/*", "/usr/lib/*/gconv/*", "/usr/share/zoneinfo/right/*",
 )  # fmt: skip
+
+
+def rootfs_key(architecture: str, epoch: int) -> str:
+    """What the root filesystem is made from, as a name: the same key, the same recipe."""
+    recipe = repr((SUITE, PACKAGES, EXCLUDED, architecture, epoch)).encode()
+    return f"{architecture}-{hashlib.sha256(recipe).hexdigest()[:16]}"
 
 
 class RootfsUnavailable(RuntimeError):
