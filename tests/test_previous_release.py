@@ -28,9 +28,7 @@ def test_each_release_is_waited_for_by_the_kinds_it_defines(tmp_path: Path) -> N
     kind (it never comes), and today's release must."""
     from modelfleet_devtools.e2e.release import PREVIOUS_VERSION, Release, current_release
 
-    previous = Release(
-        "previous", checkout(PREVIOUS_RELEASE, tmp_path / "r"), tmp_path, PREVIOUS_VERSION
-    )
+    previous = Release("previous", checkout(PREVIOUS_RELEASE, tmp_path / "r"), PREVIOUS_VERSION)
     assert "modelcacheshards.modelfleet.io" not in previous.xrd_names()
     assert "modelcaches.modelfleet.io" in previous.xrd_names()
     assert "modelcacheshards.modelfleet.io" in current_release().xrd_names()

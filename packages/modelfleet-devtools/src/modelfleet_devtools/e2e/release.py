@@ -1,19 +1,14 @@
 """Releases of Modelfleet the end-to-end suite installs: this checkout, and the previous one.
 
-A release is a source tree (its `apis/` and `functions/*/package/`, built into packages as they
-were published) and a Python environment whose console scripts serve its functions. The
-current release is this checkout in the workspace's own `.venv`. The previous release is a
-commit of this repository's history, taken with `git archive` and given an environment of its
-own from its own `uv.lock` (`uv sync --locked --no-dev`, as its function images were built:
-the dependencies it shipped with, not today's), which takes a few seconds from uv's cache.
+A release is a source tree, built into images and packages as `modelfleet-release` builds them
+(from its own `uv.lock`: the dependencies it shipped with, not today's). The current release is
+this checkout; the previous one a commit of this repository's history, taken with `git archive`.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import sys
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,11 +34,10 @@ class ReleaseUnavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class Release:
-    """Sources to build packages from and the folder of console scripts serving them."""
+    """Sources to build images and packages from, and the version they are published as."""
 
-    name: str  # "previous" or "current": prefixes nothing for the current release's processes
+    name: str  # "previous" or "current": prefixes nothing for the current release's containers
     root: Path
-    scripts: Path
     version: str
 
     def xrd_names(self) -> list[str]:
@@ -56,7 +50,7 @@ class Release:
 
 
 def current_release() -> Release:
-    return Release("current", REPO_ROOT, Path(sys.executable).parent, CURRENT_VERSION)
+    return Release("current", REPO_ROOT, CURRENT_VERSION)
 
 
 def _git(*args: str, stdout: int | None = subprocess.PIPE) -> subprocess.CompletedProcess[bytes]:
@@ -92,33 +86,7 @@ def checkout(commit: str, into: Path) -> Path:
     return into
 
 
-def _uv() -> str:
-    # `uv run` names its own binary in $UV for what it starts.
-    found = os.environ.get("UV") or shutil.which("uv")
-    if not found:
-        raise ReleaseUnavailable("uv is not on PATH: it builds the previous release's environment")
-    return found
-
-
-def sync_environment(root: Path) -> Path:
-    """`uv sync --locked --no-dev` in a release's tree; returns its console-script folder."""
-    env = {
-        k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT")
-    }
-    synced = subprocess.run(
-        [_uv(), "sync", "--locked", "--no-dev", "--all-packages", "--no-editable", "--quiet"],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if synced.returncode != 0:
-        raise ReleaseUnavailable(f"uv sync in {root} failed:\n{synced.stderr.strip()}")
-    return root / ".venv" / "bin"
-
-
 def previous_release(work: Path, commit: str = PREVIOUS_RELEASE) -> Release:
-    """The previous release checked out under `work` with its own environment."""
+    """The previous release checked out under `work`."""
     root = checkout(commit, work / f"release-{commit[:12]}")
-    return Release("previous", root, sync_environment(root), PREVIOUS_VERSION)
+    return Release("previous", root, PREVIOUS_VERSION)
