@@ -167,3 +167,39 @@ def test_deleting_the_deployment_then_the_cache_deletes_both_and_leaves_nothing(
     wait_for(lambda: not quickstart.claims(), what="its claims deleted", timeout=120, every=3)
     delete_fleet(quickstart.plane, quickstart.xrs("InferenceCluster"))
     wait_for_nothing_left(quickstart.plane)
+
+
+def test_deleting_a_cluster_a_replica_serves_on_is_refused_and_serving_goes_on(
+    quickstart: Quickstart,
+) -> None:
+    [cluster] = quickstart.xrs("InferenceCluster")
+    claims = {c["metadata"]["uid"] for c in quickstart.claims()}
+    namespace = resource_path("v1", "namespaces", name="modelfleet")
+
+    code, said = quickstart.kubectl_delete(cluster)
+
+    assert code != 0 and REFUSAL in said and "by resource ModelReplica/" in said, said
+    deadline = time.monotonic() + WATCHED_FOR
+    while time.monotonic() < deadline:
+        assert not _deleting(quickstart.get(cluster)), "the InferenceCluster is being deleted"
+        workload_namespace = quickstart.workload().get(namespace)
+        assert workload_namespace and not _deleting(workload_namespace), workload_namespace
+        assert {c["metadata"]["uid"] for c in quickstart.claims()} == claims
+        assert quickstart.serving(), "serving stopped after a refused deletion"
+        time.sleep(3)
+
+    # Once the deployment is deleted, nothing serves there: the refused deletion is carried
+    # out, and what the cluster held goes with it (the cache's claim there among it).
+    assert request_deletion(quickstart.plane, quickstart.deployment)
+    wait_for(
+        lambda: quickstart.gone(cluster),
+        what="the InferenceCluster deleted once nothing serves on it",
+        timeout=300,
+        every=3,
+    )
+    wait_for(
+        lambda: quickstart.workload().get(namespace) is None,
+        what="its workload Namespace deleted",
+        timeout=180,
+        every=3,
+    )
