@@ -1,8 +1,8 @@
 """Our XRDs and Compositions as Crossplane v2.3.4 itself judges them, on the real control plane.
 
 Crossplane validates Compositions and XRDs with the CEL rules of its CRDs (it no longer serves
-webhooks for them), and its XRD controller refuses a schema Kubernetes would not take. Every
-definition of ours is accepted by a server-side dry run; each broken variant in the table below
+webhooks for them). Every definition of ours is accepted by a server-side dry run and each XRD
+is Established; each broken variant in the table below
 (one edit to a file of ours, as a slip in a change would make it) is refused, with Crossplane's
 words, so a change that breaks them fails here before it ships.
 """
@@ -18,7 +18,6 @@ import pytest
 import yaml
 from modelfleet_devtools.e2e.fleet import condition
 from modelfleet_devtools.e2e.kube import resource_path
-from modelfleet_devtools.e2e.processes import wait_for
 from modelfleet_devtools.e2e.stack import RealControlPlane
 from modelfleet_devtools.paths import APIS_DIR
 
@@ -59,6 +58,9 @@ def test_every_xrd_of_ours_is_established(real_control_plane: RealControlPlane) 
 
 
 def _without_pipeline(obj: Json) -> None:
+    # A new Composition: on ours, server-side apply would keep the steps the package manager
+    # applied (it owns them), whatever this one leaves out.
+    obj["metadata"]["name"] += "-without-steps"
     del obj["spec"]["pipeline"]
 
 
@@ -124,37 +126,3 @@ def test_crossplane_refuses_a_broken_definition(
     accepted, said = dry_run(real_control_plane, obj)
     assert not accepted, f"{case}: accepted"
     assert words in said, said
-
-
-def test_an_xrd_whose_schema_kubernetes_refuses_never_becomes_established(
-    real_control_plane: RealControlPlane,
-) -> None:
-    """The API server takes the XRD (its schema is opaque to it); Crossplane's XRD controller
-    then fails to make its CRD and says why on `Established`."""
-    plane = real_control_plane
-    xrd = _ours("modelcaches/definition.yaml")
-    group = "broken.modelfleet.example.com"
-    xrd["metadata"] = {"name": f"modelcaches.{group}"}
-    xrd["spec"]["group"] = group
-    xrd["spec"].pop("defaultCompositionRef", None)
-    schema = xrd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
-    schema["properties"]["spec"]["properties"]["sizeGiB"]["type"] = "integr"
-    path = resource_path("apiextensions.crossplane.io/v2", "compositeresourcedefinitions",
-                         name=xrd["metadata"]["name"])  # fmt: skip
-    plane.apply(xrd)
-    try:
-        established: Json = {}
-
-        def refused() -> bool:
-            established.update(condition(plane.client.get(path), "Established"))
-            return established.get("status") == "False" and "integr" in established.get(
-                "message", ""
-            )
-
-        wait_for(refused, what="Established=False naming the bad type", timeout=120, every=2)
-        crd = resource_path("apiextensions.k8s.io/v1", "customresourcedefinitions",
-                            name=f"modelcaches.{group}")  # fmt: skip
-        assert plane.client.get(crd) is None
-    finally:
-        plane.client.delete(path)
-        wait_for(lambda: plane.client.get(path) is None, what="the XRD gone", timeout=120)
