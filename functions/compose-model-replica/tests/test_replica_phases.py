@@ -4,7 +4,7 @@ running workload kept through any uncertainty."""
 from typing import Any
 
 import pytest
-from compose_model_replica.core import SERVICE, USAGE, WORKLOAD
+from compose_model_replica.core import SERVICE, USAGES, WORKLOAD
 from compose_model_replica.fn import CACHE, CLUSTER
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_devtools.requests import (
@@ -44,11 +44,12 @@ from replica_world import (
 def test_a_running_workload_survives_uncertainty(name, cluster, cache, phase):
     xr = replica(nodes=2)
     composed = desired_resources(run(xr, cache=model_cache("Ready")))
-    observed = {**running(xr), USAGE: observed_object(composed[USAGE])}
+    observed = {**running(xr), **{u: observed_object(composed[u]) for u in USAGES}}
     required: dict[str, Any] = {CLUSTER: list(cluster), CACHE: [cache] if cache else []}
     rsp = RUNNER.run(run_function_request(xr, observed=observed, required=required))
-    assert set(desired_resources(rsp)) == {WORKLOAD, SERVICE, USAGE}, name
-    assert desired_resources(rsp)[USAGE]["spec"] == composed[USAGE]["spec"]
+    assert set(desired_resources(rsp)) == {WORKLOAD, SERVICE, *USAGES}, name
+    for usage in USAGES:  # kept as observed, even with the cluster gone
+        assert desired_resources(rsp)[usage]["spec"] == composed[usage]["spec"]
     assert desired_resources(rsp)[WORKLOAD]["spec"] == composed[WORKLOAD]["spec"]
     assert desired_status(rsp)["phase"] == phase
     assert "keeping the running workload" in desired_status(rsp)["message"]
@@ -164,7 +165,8 @@ def test_waiting_for_cluster_when_it_is_not_connected_and_nothing_runs_yet():
         cluster=(inference_cluster("gke-us", connected=False),),
         cache=model_cache("Ready"),
     )
-    assert set(desired_resources(rsp)) == {USAGE}  # no workload; the cache is protected
+    # no workload; the cache and the cluster are protected
+    assert set(desired_resources(rsp)) == set(USAGES)
     assert desired_status(rsp)["phase"] == "WaitingForCluster"
 
 

@@ -5,7 +5,7 @@ import copy
 from typing import Any
 
 import pytest
-from compose_model_replica.core import USAGE, WORKLOAD
+from compose_model_replica.core import CLUSTER_USAGE, USAGE, USAGES, WORKLOAD
 from compose_model_replica.fn import CACHE, CLUSTER
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_devtools.requests import (
@@ -67,7 +67,7 @@ from replica_world import (
 def test_nothing_is_composed_until_the_cache_is_ready_here_and_the_status_says_why(cache, says):
     for nodes in (1, 2):
         rsp = run(replica(nodes=nodes), cache=cache)
-        assert set(desired_resources(rsp)) == {USAGE}  # no workload, no GPU
+        assert set(desired_resources(rsp)) == set(USAGES)  # no workload, no GPU
         assert desired_status(rsp)["phase"] == "WaitingForCache"
         assert says in desired_status(rsp)["message"]
         assert rsp.desired.composite.ready == fnv1.READY_FALSE
@@ -75,7 +75,7 @@ def test_nothing_is_composed_until_the_cache_is_ready_here_and_the_status_says_w
 
 def test_a_referenced_cache_that_does_not_exist_waits_and_names_it():
     rsp = RUNNER.run(run_function_request(replica(nodes=2), required={CLUSTER: [GKE], CACHE: []}))
-    assert desired_resources(rsp) == {}
+    assert set(desired_resources(rsp)) == {CLUSTER_USAGE}  # no cache to protect, the cluster is
     assert desired_status(rsp)["phase"] == "WaitingForCache"
     assert "ModelCache kimi-k2 not found" in desired_status(rsp)["message"]
 
@@ -278,3 +278,53 @@ def test_the_usage_validates_against_crossplanes_crd():
     errors = " ".join(validate_manifest(stray | {"metadata": {"name": "x"}}))
     assert 'either "spec.by" or "spec.reason" must be specified' in errors
     assert 'cross-namespace "spec.of" is not allowed without "spec.by"' in errors
+
+
+CLUSTER_USAGE_CASES = [
+    # (scenario, cluster requirement, Usage observed, the Usage protects)
+    ("cluster connected: the replica placed there protects it", [GKE], False, "gke-us"),
+    ("cluster not connected: protected all the same", [NOT_CONNECTED], False, "gke-us"),
+    ("cluster not found, nothing observed: nothing to protect", [], False, None),
+    ("cluster not found (transiently), Usage observed: kept", [], True, "gke-us"),
+    ("cluster requirement unresolved, Usage observed: kept", UNRESOLVED, True, "gke-us"),
+]
+
+
+@pytest.mark.parametrize(
+    ("cluster", "observed_usage_of_cluster", "protects"),
+    [pytest.param(*case[1:], id=case[0]) for case in CLUSTER_USAGE_CASES],
+)
+def test_a_usage_protects_the_inference_cluster_the_replica_is_placed_on(
+    cluster, observed_usage_of_cluster, protects
+):
+    xr = replica(nodes=2)
+    observed = running(xr)
+    if observed_usage_of_cluster:
+        composed = desired_resources(run(xr, cache=model_cache("Ready")))
+        observed[CLUSTER_USAGE] = observed_object(composed[CLUSTER_USAGE], ready=True)
+    required: dict[str, Any] = {CACHE: [model_cache("Ready")]}
+    if cluster is not UNRESOLVED:
+        required[CLUSTER] = cluster
+    rsp = RUNNER.run(run_function_request(xr, observed=observed, required=required))
+    usage = desired_resources(rsp).get(CLUSTER_USAGE)
+    if protects is None:
+        assert usage is None
+        return
+    assert usage is not None and usage["kind"] == "Usage"
+    # The explicit empty namespace names the cluster-scoped InferenceCluster: without it
+    # Crossplane would look for an InferenceCluster in the Usage's namespace, and find none.
+    assert usage["spec"]["of"] == {
+        "apiVersion": "modelfleet.io/v1alpha1",
+        "kind": "InferenceCluster",
+        "resourceRef": {"name": protects, "namespace": ""},
+    }
+    assert usage["spec"]["by"]["resourceRef"] == {"name": "kimi-k2-gke-us"}
+    assert usage["spec"]["replayDeletion"] is True
+    assert "ModelReplica ml-team/kimi-k2-gke-us serves on this cluster" in usage["spec"]["reason"]
+    assert WORKLOAD in desired_resources(rsp)  # the running workload is kept alongside
+
+
+def test_the_cluster_usage_validates_against_crossplanes_crd():
+    require_shared_schemas()
+    usage = desired_resources(run(replica(nodes=2), cache=model_cache("Ready")))[CLUSTER_USAGE]
+    assert_valid(usage | {"metadata": {**usage["metadata"], "name": "x", "namespace": "ml-team"}})

@@ -5,7 +5,8 @@ while weights download). Once composed it is kept through any later uncertainty 
 or cluster status that flaps, an unresolved requirement — and the status says why.
 
 While the replica references a cache that exists, it also composes a Crossplane Usage of
-that cache (usage.py), so the cache cannot be deleted from under the running workload.
+that cache (usage.py), so the cache cannot be deleted from under the running workload; and
+while its InferenceCluster exists, a Usage of that cluster, for the same reason.
 """
 
 import re
@@ -29,12 +30,14 @@ from compose_model_replica.phases import (
     derive_replica_phase,
 )
 from compose_model_replica.status import replica_status
-from compose_model_replica.usage import cache_usage
+from compose_model_replica.usage import cache_usage, cluster_usage
 from compose_model_replica.workloads import workload_objects
 
 WORKLOAD = "workload"
 SERVICE = "service"
 USAGE = "model-cache-usage"
+CLUSTER_USAGE = "inference-cluster-usage"
+USAGES = (USAGE, CLUSTER_USAGE)
 # One directory of the cache's path: compose-model-cache writes names and fingerprints. The
 # path reaches argv and env (--model, MODELFLEET_MODEL_PATH), so anything else — a flag, a
 # $(VAR) Kubernetes would expand, a glob, an over-long name — is refused, never passed on.
@@ -79,15 +82,17 @@ def _kept(
     spec: ModelReplicaSpec,
     why: str,
     fallback: str,
-    usage: dict[str, Any] | None,
+    usages: dict[str, dict[str, Any] | None],
 ) -> Outcome:
     """Keep the composed workload as it is and report its observed phase plus `why`.
 
-    The observed Usage is kept as it is too: it protects the cache the running workload
-    reads. Without one, `usage` (the referenced cache's, when it exists) is composed."""
-    out = Outcome(kept=[key for key in (WORKLOAD, SERVICE, USAGE) if key in observed])
-    if USAGE not in observed and usage is not None:
-        out.desired[USAGE] = usage
+    The observed Usages are kept as they are too: they protect the cache the running workload
+    reads and the cluster it runs on. One not observed is composed from `usages` (by key; None
+    when what it would protect does not exist)."""
+    out = Outcome(kept=[key for key in (WORKLOAD, SERVICE, *USAGES) if key in observed])
+    for key, usage in usages.items():
+        if key not in observed and usage is not None:
+            out.desired[key] = usage
     workload = observed.get(WORKLOAD)
     if workload is None:
         phase = ReplicaPhase(fallback, why, spec.replicas, 0)
@@ -140,25 +145,34 @@ def compose_replica(
         if cache_ref and cache
         else None
     )
+    # Composed while the cluster exists; a cluster not found keeps whatever Usage was observed.
+    usages = {
+        USAGE: usage,
+        CLUSTER_USAGE: cluster_usage(
+            replica=name, namespace=namespace, cluster=cluster_name, labels=labels
+        )
+        if cluster
+        else None,
+    }
     if not cluster:
         return _kept(
             observed,
             spec,
             f"InferenceCluster {cluster_name} not found",
             WAITING_FOR_CLUSTER,
-            usage,
+            usages,
         )
     view = cluster[0]
     if not view.reachable:
         return _kept(
-            observed, spec, f"cluster {cluster_name} is not connected", WAITING_FOR_CLUSTER, usage
+            observed, spec, f"cluster {cluster_name} is not connected", WAITING_FOR_CLUSTER, usages
         )
 
     claim_name = cache_path = None
     if cache_ref:
         located = cache_location(cache_ref.name, cache, cluster_name)
         if isinstance(located, str):
-            return _kept(observed, spec, located, WAITING_FOR_CACHE, usage)
+            return _kept(observed, spec, located, WAITING_FOR_CACHE, usages)
         claim_name, cache_path = located
 
     workload, service = workload_objects(
@@ -171,8 +185,8 @@ def compose_replica(
         cache_path=cache_path,
     )
     out = Outcome(desired={WORKLOAD: workload, SERVICE: service})
-    if usage is not None:
-        out.desired[USAGE] = usage  # the workload now reads this cache
+    # The workload now reads this cache and runs on this cluster.
+    out.desired.update({key: u for key, u in usages.items() if u is not None})
     phase = derive_replica_phase(
         workload["spec"]["forProvider"]["manifest"]["kind"], spec.replicas, observed.get(WORKLOAD)
     )

@@ -38,8 +38,11 @@ def used_key(usage: dict[str, Any], role: str = "of") -> Key | None:
         return None
     namespace = ""
     if usage.get("kind") == "Usage":  # namespaced: the Usage's namespace unless it names one
+        # Named, even as "" (how a namespaced Usage names a cluster-scoped resource), it is
+        # taken as it is, as Crossplane does.
+        named = ref.get("namespace")
         namespace = str(
-            ref.get("namespace") or mapping_at(usage, "metadata").get("namespace") or ""
+            named if named is not None else mapping_at(usage, "metadata").get("namespace") or ""
         )
     return (str(of.get("apiVersion") or ""), str(of.get("kind") or ""), namespace, str(ref["name"]))
 

@@ -9,7 +9,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import pki
+from . import pki, webhooks
 from .kube import KubeClient, resource_path
 from .processes import Processes, free_port, port_in_use, wait_for
 
@@ -67,13 +67,15 @@ def start_crossplane(
     *,
     poll_interval: str = "1m",
 ) -> pki.KeyPair:
-    """`core init` then `core start` with the External runtime; returns Crossplane's root CA."""
+    """`core init` then `core start` with the External runtime and its webhooks on, served on
+    a free loopback port (webhooks.py); returns Crossplane's root CA once they answer."""
+    webhook_port = free_port()  # never provider-kubernetes' fixed 9443
     env = {
         "KUBECONFIG": str(client.config.path),
         "POD_NAMESPACE": CROSSPLANE_NAMESPACE,
-        "ENABLE_WEBHOOKS": "false",
         "TLS_CA_SECRET_NAME": ROOT_CA_SECRET,
         "TLS_CLIENT_SECRET_NAME": CLIENT_SECRET,
+        **webhooks.init_env(work / "webhook-configs", CROSSPLANE_NAMESPACE, webhook_port),
     }
     client.kubectl("create", "namespace", CROSSPLANE_NAMESPACE)
     # core init wants a real folder of CRDs, not a link to one.
@@ -90,20 +92,28 @@ def start_crossplane(
             raise RuntimeError(f"crossplane core init failed:\n{init.tail()}")
     (work / "xpkg-cache").mkdir(parents=True, exist_ok=True)  # core caches packages here
     ca_files = _secret_files(client, ROOT_CA_SECRET, work / "crossplane-ca")
+    root_ca = pki.KeyPair(ca_files["tls.crt"], ca_files["tls.key"])
     client_dir = work / "crossplane-client"
     _secret_files(client, CLIENT_SECRET, client_dir)
+    server_dir = webhooks.serving_certificate(
+        root_ca, work / "crossplane-server", client, CROSSPLANE_NAMESPACE
+    )
+    if not webhooks.point_at_loopback(client, webhook_port, root_ca.cert):
+        raise RuntimeError("crossplane core init wrote no webhook configuration to point at")
     processes.start(
         "crossplane",
         [
             bins / "crossplane-core", "core", "start", "--package-runtime=External",
-            "--enable-webhooks=false", "--tls-client-certs-dir", client_dir,
+            "--webhook-port", str(webhook_port), "--tls-server-certs-dir", server_dir,
+            "--tls-client-certs-dir", client_dir,
             "--xpkg-cache-dir", work / "xpkg-cache",
             "--metrics-port", str(free_port()), "--health-probe-port", str(free_port()),
             "--poll-interval", poll_interval,
         ],
         env=env,
     )  # fmt: skip
-    return pki.KeyPair(ca_files["tls.crt"], ca_files["tls.key"])
+    webhooks.wait_serving(webhook_port, root_ca.cert)
+    return root_ca
 
 
 def start_provider_kubernetes(

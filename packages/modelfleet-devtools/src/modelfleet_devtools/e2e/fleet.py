@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from .kube import resource_path
+from .kube import ApiError, resource_path
 from .stack import RealControlPlane
 from .workload import ensure_namespace
 
@@ -101,17 +101,41 @@ WORKLOAD_KINDS = (
 )
 
 
+USAGE_WEBHOOK = "nousages.protection.crossplane.io"
+
+
+def refused_as_in_use(error: ApiError) -> bool:
+    """The deletion was refused by Crossplane's Usage webhook: something still uses it."""
+    return USAGE_WEBHOOK in error.body
+
+
+def request_deletion(plane: RealControlPlane, xr: Json) -> bool:
+    """DELETE `xr`; False if Crossplane refused it because a Usage still names it."""
+    try:
+        plane.client.delete(xr_path(xr))
+    except ApiError as error:
+        if refused_as_in_use(error):
+            return False
+        raise
+    return True
+
+
 def delete_fleet(plane: RealControlPlane, objects: list[Json]) -> None:
-    """`kubectl delete` every XR of the fleet, kind by kind, waiting for each to be gone."""
+    """`kubectl delete` every XR of the fleet, kind by kind, waiting for each to be gone. A
+    deletion refused because a Usage of what went before is still being deleted is asked
+    again until it is accepted."""
     from .processes import wait_for
 
     def gone(xrs: list[Json]) -> bool:
-        return not any(plane.client.get(xr_path(x)) for x in xrs)
+        left = [x for x in xrs if plane.client.get(xr_path(x))]
+        for xr in left:
+            request_deletion(plane, xr)
+        return not left
 
     for kind in DELETION_ORDER:
         xrs = [o for o in objects if o["kind"] == kind]
         for xr in xrs:
-            plane.client.delete(xr_path(xr))
+            request_deletion(plane, xr)
         wait_for(
             functools.partial(gone, xrs),
             what=f"every {kind} of the fleet to be deleted",

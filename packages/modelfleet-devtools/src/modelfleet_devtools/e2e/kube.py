@@ -18,7 +18,7 @@ Json = dict[str, Any]
 class ApiError(RuntimeError):
     def __init__(self, status: int, body: str) -> None:
         super().__init__(f"HTTP {status}: {body[:500]}")
-        self.status = status
+        self.status, self.body = status, body
 
 
 def resource_path(
@@ -128,16 +128,22 @@ class KubeClient:
             if error.status != 404:
                 raise
 
-    def kubectl(
-        self, *args: str, stdin: str | None = None, check: bool = True, timeout: float = 120
-    ) -> str:
-        result = subprocess.run(
+    def run_kubectl(
+        self, *args: str, stdin: str | None = None, timeout: float = 120
+    ) -> subprocess.CompletedProcess[str]:
+        """kubectl as a user runs it against this API server: its exit code and output."""
+        return subprocess.run(
             [str(self.kubectl_binary), "--kubeconfig", str(self.config.path), *args],
             input=stdin,
             capture_output=True,
             text=True,
             timeout=timeout,
         )
+
+    def kubectl(
+        self, *args: str, stdin: str | None = None, check: bool = True, timeout: float = 120
+    ) -> str:
+        result = self.run_kubectl(*args, stdin=stdin, timeout=timeout)
         if check and result.returncode != 0:
             raise RuntimeError(f"kubectl {' '.join(args)}: {result.stderr.strip()}")
         return result.stdout
