@@ -34,6 +34,8 @@ CALL_TRACE_SITE = Path(__file__).parent / "calltrace"
 CALL_TRACE_IN_CONTAINER = "/opt/modelfleet-e2e-calltrace"
 FUNCTION_REVISIONS = resource_path("pkg.crossplane.io/v1", "functionrevisions")
 Served = dict[str, dict[str, str]]  # package version -> function name -> endpoint
+# How often a dead function container is started again before the run fails, its log shown.
+MAX_RESTARTS = 3
 
 
 def serving_certificates(crossplane_ca: pki.KeyPair, work: Path, client: KubeClient) -> Path:
@@ -126,6 +128,11 @@ class FunctionRuntime:
             for function in endpoints:
                 process = self.processes.named(process_name(self.releases[version], function))
                 if not process.alive():
+                    if self.restarts[process.name] >= MAX_RESTARTS:  # crash-looping
+                        raise RuntimeError(
+                            f"{process.name} died {MAX_RESTARTS + 1} times (log {process.log}):"
+                            f"\n{process.tail(15)}"
+                        )
                     self.restarts[process.name] += 1
                     self.processes.restart(process)
                     restarted.append(process.name)
