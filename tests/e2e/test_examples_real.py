@@ -40,6 +40,7 @@ from modelfleet_devtools.e2e.outcome import (
     simulated_outcomes,
 )
 from modelfleet_devtools.e2e.processes import wait_for
+from modelfleet_devtools.e2e.sources import mirror_images
 from modelfleet_devtools.e2e.stack import RealControlPlane
 from modelfleet_devtools.paths import EXAMPLES_DIR
 
@@ -128,10 +129,13 @@ def without_helm_installs(objects: list[dict]) -> list[str]:
     return changed
 
 
-def fleet_folder(example: str, into: Path) -> Path:
-    """The example as the real run applies it (see without_helm_installs), for both runs."""
+def fleet_folder(example: str, into: Path, registry: str) -> Path:
+    """The example as the real run applies it (see without_helm_installs; its OCI caches
+    pull from `registry`, the harness's mirror of the team registry: mirror_images), for
+    both runs."""
     objects, settings = load_fleet(EXAMPLES_DIR / example)
     without_helm_installs(objects)
+    mirror_images(objects, registry)
     # Every workload cluster of the harness has the LWS CRD: simulate's clusters are told so.
     clusters = settings.setdefault("clusters", {})
     for obj in objects:
@@ -154,7 +158,9 @@ def test_examples_reach_what_simulate_says_then_delete_cleanly(
     real_control_plane: RealControlPlane, examples: list[str], tmp_path: Path
 ) -> None:
     plane = real_control_plane
-    folders = [fleet_folder(example, tmp_path / example) for example in examples]
+    folders = [
+        fleet_folder(example, tmp_path / example, plane.registry.host) for example in examples
+    ]
     with ThreadPoolExecutor(max_workers=len(folders)) as pool:
         simulated = dict(zip(examples, pool.map(simulated_outcomes, folders), strict=True))
     expected = {key: o for _, outcomes in simulated.values() for key, o in outcomes.items()}
