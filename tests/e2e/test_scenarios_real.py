@@ -195,11 +195,14 @@ def test_a_hydration_container_killed_mid_download_resumes_on_its_next_attempt(
             claim = fleet.row().get("claimName")
             if container is None or not claim:
                 return None
-            (staging,) = clusters.pods.work.glob(
-                f"volumes/{CLUSTER}/*/{claim}/.staging-{fleet.row()['fingerprint']}"
-            ) or (None,)
-            if staging is None:
+            found = list(
+                clusters.pods.work.glob(
+                    f"volumes/{CLUSTER}/*/{claim}/.staging-{fleet.row()['fingerprint']}"
+                )
+            )
+            if not found:
                 return None
+            staging = found[0]
             small = all(
                 (staging / n).is_file() and (staging / n).stat().st_size == len(d)
                 for n, d in files.items()
