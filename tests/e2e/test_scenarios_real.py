@@ -190,19 +190,14 @@ def test_a_hydration_container_killed_mid_download_resumes_on_its_next_attempt(
         fleet.change_revision("refs/pr/3")
 
         def downloading() -> str | None:
-            """The container, once the small files are in and the weights partly."""
+            """The container, once the small files are in and the weights partly (the row
+            names the copy served until the new one is Ready: the staging folder is the one
+            being written)."""
             container = next(iter(stand_in.containers), None)
-            claim = fleet.row().get("claimName")
-            if container is None or not claim:
+            found = list(clusters.pods.work.glob(f"volumes/{CLUSTER}/*/*/.staging-*"))
+            if container is None or len(found) != 1:
                 return None
-            found = list(
-                clusters.pods.work.glob(
-                    f"volumes/{CLUSTER}/*/{claim}/.staging-{fleet.row()['fingerprint']}"
-                )
-            )
-            if not found:
-                return None
-            staging = found[0]
+            (staging,) = found
             small = all(
                 (staging / n).is_file() and (staging / n).stat().st_size == len(d)
                 for n, d in files.items()
