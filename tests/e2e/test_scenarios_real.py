@@ -190,9 +190,10 @@ def test_a_hydration_container_killed_mid_download_resumes_on_its_next_attempt(
         fleet.change_revision("refs/pr/3")
 
         def downloading() -> str | None:
-            """The container, once the small files are in and the weights partly (the row
-            names the copy served until the new one is Ready: the staging folder is the one
-            being written)."""
+            """The container, once the small files are in place and the Hub is sending the
+            weights into a partial file (the row names the copy served until the new one is
+            Ready: the staging folder is the one being written; huggingface_hub writes a
+            partial file in 10 MB chunks, so its size says nothing yet)."""
             container = next(iter(stand_in.containers), None)
             found = list(clusters.pods.work.glob(f"volumes/{CLUSTER}/*/*/.staging-*"))
             if container is None or len(found) != 1:
@@ -203,10 +204,15 @@ def test_a_hydration_container_killed_mid_download_resumes_on_its_next_attempt(
                 for n, d in files.items()
                 if n != WEIGHTS
             )
-            partial = sum(p.stat().st_size for p in staging.rglob("*.incomplete"))
-            return container if small and partial >= 512 * 1024 else None
+            sending = any(
+                method == "GET" and path.endswith(f"/{WEIGHTS}")
+                for method, path, _ in list(hub.requests)
+            )
+            partial = any(staging.rglob("*.incomplete"))
+            return container if small and sending and partial else None
 
-        container = wait_for(downloading, what="the weights half-downloaded", timeout=300)
+        container = wait_for(downloading, what="the weights downloading", timeout=300)
+        time.sleep(2)  # a few of the weights' 16 pieces sent
         clusters.pods.kill(container)
     finally:
         hub.rate = None
@@ -224,7 +230,8 @@ def test_a_hydration_container_killed_mid_download_resumes_on_its_next_attempt(
     assert (job["status"].get("failed"), job["status"].get("succeeded")) == (1, 1), job["status"]
     gets = [p for method, p, _ in hub.requests if method == "GET" and "/resolve/" in p]
     fetched = {n: sum(p.endswith(f"/{n}") for p in gets) for n in files}
-    # The killed attempt's finished files are not fetched again; its partial file is.
+    # The killed attempt's finished files are not fetched again; the weights it was still
+    # downloading are (had they finished, the next attempt would have skipped them too).
     assert fetched == {n: 2 if n == WEIGHTS else 1 for n in files}, fetched
     assert fleet.staged() == (1, [])
 
