@@ -33,6 +33,7 @@ from modelfleet_devtools.e2e.fleet import (
     delete_fleet,
     load_fleet,
     wait_for_nothing_left,
+    xr_path,
 )
 from modelfleet_devtools.e2e.outcome import (
     composed_xrs,
@@ -40,7 +41,9 @@ from modelfleet_devtools.e2e.outcome import (
     simulated_outcomes,
 )
 from modelfleet_devtools.e2e.processes import wait_for
+from modelfleet_devtools.e2e.sources import mirror_images
 from modelfleet_devtools.e2e.stack import RealControlPlane
+from modelfleet_devtools.e2e.staged import check_staged
 from modelfleet_devtools.paths import EXAMPLES_DIR
 
 EXAMPLES = sorted(p.name for p in EXAMPLES_DIR.iterdir() if p.is_dir() and any(p.glob("*.yaml")))
@@ -128,10 +131,13 @@ def without_helm_installs(objects: list[dict]) -> list[str]:
     return changed
 
 
-def fleet_folder(example: str, into: Path) -> Path:
-    """The example as the real run applies it (see without_helm_installs), for both runs."""
+def fleet_folder(example: str, into: Path, registry: str) -> Path:
+    """The example as the real run applies it (see without_helm_installs; its OCI caches
+    pull from `registry`, the harness's mirror of the team registry: mirror_images), for
+    both runs."""
     objects, settings = load_fleet(EXAMPLES_DIR / example)
     without_helm_installs(objects)
+    mirror_images(objects, registry)
     # Every workload cluster of the harness has the LWS CRD: simulate's clusters are told so.
     clusters = settings.setdefault("clusters", {})
     for obj in objects:
@@ -145,6 +151,22 @@ def fleet_folder(example: str, into: Path) -> Path:
     return into
 
 
+# Examples whose sources the harness serves on loopback (modelfleet_devtools.e2e.sources):
+# their hydrator containers stage for real.
+STAGED_FOR_REAL = ("oci", "quickstart")
+
+
+def staged_for_real(plane: RealControlPlane, objects: list[dict]) -> int:
+    """Check every copy a hydrator container staged for the fleet's caches against its source
+    (modelfleet_devtools.e2e.staged); how many were checked."""
+    clusters = plane.clusters
+    assert clusters.pods is not None and clusters.sources is not None
+    caches = [plane.client.get(xr_path(o)) or {} for o in objects if o["kind"] == "ModelCache"]
+    checked, problems = check_staged(clusters.pods, clusters.sources, caches)
+    assert not problems, problems
+    return checked
+
+
 def test_every_example_is_in_a_batch() -> None:
     assert sorted(e for batch in BATCHES for e in batch) == EXAMPLES
 
@@ -154,7 +176,9 @@ def test_examples_reach_what_simulate_says_then_delete_cleanly(
     real_control_plane: RealControlPlane, examples: list[str], tmp_path: Path
 ) -> None:
     plane = real_control_plane
-    folders = [fleet_folder(example, tmp_path / example) for example in examples]
+    folders = [
+        fleet_folder(example, tmp_path / example, plane.registry.host) for example in examples
+    ]
     with ThreadPoolExecutor(max_workers=len(folders)) as pool:
         simulated = dict(zip(examples, pool.map(simulated_outcomes, folders), strict=True))
     expected = {key: o for _, outcomes in simulated.values() for key, o in outcomes.items()}
@@ -169,6 +193,7 @@ def test_examples_reach_what_simulate_says_then_delete_cleanly(
             + differences(expected, seen)
         )
         assert not plane.clusters.stand_ins.errors()
+        assert staged_for_real(plane, objects) >= sum(e in STAGED_FOR_REAL for e in examples)
         if examples == ["quickstart"]:
             check_documented_view(plane)
         assert not leaked_secrets(plane, objects)

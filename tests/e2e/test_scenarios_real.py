@@ -1,7 +1,9 @@
 """What the quickstart fleet goes through on a real control plane, beyond reaching Ready:
-a source change re-hydrates into a fresh copy while serving goes on, a failed hydration shows
-Failed with its reason and recovers when retried, a cluster that disconnects for a while loses
-nothing, and deleting the fleet leaves nothing behind (a Retain claim aside, which it keeps)."""
+the hydrator container stages the model from the loopback Hub into the claim, a source change
+re-hydrates into a fresh copy while serving goes on, a failed hydration shows Failed with its
+reason and recovers when retried, a hydration container killed mid-download resumes on its
+next attempt, a cluster that disconnects for a while loses nothing, and deleting the fleet
+leaves nothing behind (a Retain claim aside, which it keeps)."""
 
 from __future__ import annotations
 
@@ -21,7 +23,9 @@ from modelfleet_devtools.e2e.fleet import (
 )
 from modelfleet_devtools.e2e.kube import resource_path
 from modelfleet_devtools.e2e.processes import wait_for
+from modelfleet_devtools.e2e.sources import QUICKSTART_REPO, WEIGHTS
 from modelfleet_devtools.e2e.stack import RealControlPlane
+from modelfleet_devtools.e2e.staged import check_staged
 from modelfleet_devtools.paths import EXAMPLES_DIR
 
 Json = dict[str, Any]
@@ -74,6 +78,12 @@ class Fleet(ServedFleet):
         self.plane.check_alive()
         return all(self.ready(o) for o in self.objects if o["kind"] != "Secret")
 
+    def staged(self) -> tuple[int, list[str]]:
+        """check_staged on the cache as it is now."""
+        clusters = self.plane.clusters
+        assert clusters.pods is not None and clusters.sources is not None
+        return check_staged(clusters.pods, clusters.sources, [self.get(self.cache)])
+
     def change_revision(self, revision: str) -> None:
         self.plane.client.merge_patch(
             xr_path(self.cache), {"spec": {"huggingFace": {"revision": revision}}}
@@ -99,6 +109,12 @@ def fleet(real_control_plane: RealControlPlane) -> Iterator[Fleet]:
                 plane.clusters.discard(name)
 
 
+def test_the_hydrator_container_staged_the_model_from_the_hub(fleet: Fleet) -> None:
+    stand_in = fleet.plane.clusters.clusters[CLUSTER].stand_in
+    assert stand_in.hydrations and not stand_in.simulated, stand_in.simulated
+    assert fleet.staged() == (1, [])
+
+
 def test_a_source_change_rehydrates_while_serving_goes_on(fleet: Fleet) -> None:
     before = fleet.row()
     old_path = fleet.served_path()
@@ -121,6 +137,7 @@ def test_a_source_change_rehydrates_while_serving_goes_on(fleet: Fleet) -> None:
 
     wait_for(switched, what="serving from the new copy", timeout=300, every=2)
     assert seen_paths <= {old_path, fleet.served_path()}
+    assert fleet.staged() == (1, [])
 
 
 def test_a_failed_hydration_shows_failed_then_recovers_when_retried(fleet: Fleet) -> None:
@@ -157,6 +174,66 @@ def test_a_failed_hydration_shows_failed_then_recovers_when_retried(fleet: Fleet
         timeout=300,
         every=3,
     )
+
+
+def test_a_hydration_container_killed_mid_download_resumes_on_its_next_attempt(
+    fleet: Fleet,
+) -> None:
+    clusters = fleet.plane.clusters
+    assert clusters.pods is not None and clusters.sources is not None
+    hub, stand_in = clusters.sources.hub, clusters.clusters[CLUSTER].stand_in
+    repo = hub.repos[QUICKSTART_REPO]
+    files = repo.commits[repo.resolve("refs/pr/3") or ""]
+    hub.reset_counts()
+    hub.rate = 256 * 1024  # bytes/s: the weights take 16 s, the small files no time
+    try:
+        fleet.change_revision("refs/pr/3")
+
+        def downloading() -> str | None:
+            """The container, once the small files are in place and the Hub is sending the
+            weights into a partial file (the row names the copy served until the new one is
+            Ready: the staging folder is the one being written; huggingface_hub writes a
+            partial file in 10 MB chunks, so its size says nothing yet)."""
+            container = next(iter(stand_in.containers), None)
+            found = list(clusters.pods.work.glob(f"volumes/{CLUSTER}/*/*/.staging-*"))
+            if container is None or len(found) != 1:
+                return None
+            (staging,) = found
+            small = all(
+                (staging / n).is_file() and (staging / n).stat().st_size == len(d)
+                for n, d in files.items()
+                if n != WEIGHTS
+            )
+            sending = any(
+                method == "GET" and path.endswith(f"/{WEIGHTS}")
+                for method, path, _ in list(hub.requests)
+            )
+            partial = any(staging.rglob("*.incomplete"))
+            return container if small and sending and partial else None
+
+        container = wait_for(downloading, what="the weights downloading", timeout=300)
+        time.sleep(2)  # a few of the weights' 16 pieces sent
+        clusters.pods.kill(container)
+    finally:
+        hub.rate = None
+    wait_for(
+        lambda: fleet.row().get("phase") == "Ready" and fleet.everything_ready(),
+        what="the cache Ready after the next attempt",
+        timeout=300,
+        every=2,
+    )
+    job = next(
+        j
+        for j in fleet.workload().list(resource_path("batch/v1", "jobs"))
+        if f"-{fleet.row()['fingerprint']}-" in j["metadata"]["name"]
+    )
+    assert (job["status"].get("failed"), job["status"].get("succeeded")) == (1, 1), job["status"]
+    gets = [p for method, p, _ in hub.requests if method == "GET" and "/resolve/" in p]
+    fetched = {n: sum(p.endswith(f"/{n}") for p in gets) for n in files}
+    # The killed attempt's finished files are not fetched again; the weights it was still
+    # downloading are (had they finished, the next attempt would have skipped them too).
+    assert fetched == {n: 2 if n == WEIGHTS else 1 for n in files}, fetched
+    assert fleet.staged() == (1, [])
 
 
 def test_a_cluster_that_disconnects_for_a_while_loses_nothing(fleet: Fleet) -> None:

@@ -2,7 +2,7 @@
 what a re-run fetches.
 
 A multi-file model (SHARDS weight shards of SHARD_MIB MiB and a few small files) is served by
-the loopback Hub of the tests (tests/fake_hub.py, 127.0.0.1 only), twice: unpaced, where the
+the loopback Hub (modelfleet_devtools.loopback.hub, 127.0.0.1 only), twice: unpaced, where the
 client, the Hub and any hashing share this machine's CPUs (the CPU is the bottleneck), and
 through a simulated 1 Gbit/s link every download shares (the network is the bottleneck, as
 it is when a cluster pulls from the real Hub). Each round runs, in turn (alternating which goes
@@ -48,10 +48,10 @@ from modelfleet_devtools.docs_sections import (
 )
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests"))  # the loopback Hub and API server of the tests
+sys.path.insert(0, str(HERE.parent / "tests"))  # the tests' loopback API server
 
-from fake_hub import FakeHub, Repo  # noqa: E402
 from fake_kube import FakeKube, JobRecord  # noqa: E402
+from modelfleet_devtools.loopback.hub import FakeHub, Repo  # noqa: E402
 
 REPO_ID = "bench/multi-shard"
 SHARDS = 8

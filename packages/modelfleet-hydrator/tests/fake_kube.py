@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
-from loopback_server import LoopbackServer
+from modelfleet_devtools.loopback.server import LoopbackServer
 
 TOKEN = "loopback-test-token"  # not a secret: what this fake expects, written to a temp file
 

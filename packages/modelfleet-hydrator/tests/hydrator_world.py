@@ -4,7 +4,8 @@ composes for it, and that Job's exact command run as a local process.
 Each run composes a ModelCache through the function, takes the Job's container `command` as
 composed, swaps only the interpreter, the script path (the image's path for the launcher the
 image bakes, image/hydrate.py) and the cache directory (the claim's mount for a temporary
-directory), and runs it as a process with HF_ENDPOINT pointing at fake_hub.py.
+directory), and runs it as a process with HF_ENDPOINT pointing at the fake Hub
+(modelfleet_devtools.loopback.hub).
 """
 
 import os
@@ -16,9 +17,9 @@ from typing import Any
 
 import pytest
 from cache_world import desired_resources, keys, model_cache, reconcile, rows
-from fake_hub import FakeHub, Repo
 from modelfleet_contracts.hydration import PYTHON_IN_IMAGE, SCRIPT_PATH_IN_IMAGE
 from modelfleet_contracts.mounts import MODEL_MOUNT_PATH
+from modelfleet_devtools.loopback.hub import FakeHub, Repo
 from modelfleet_devtools.world import inference_cluster
 
 CLUSTER = inference_cluster("gke-us")

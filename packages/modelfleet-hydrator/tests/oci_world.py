@@ -11,80 +11,23 @@ to another host name, as registries that serve blobs from object storage do.
 """
 
 import base64
-import gzip
-import hashlib
-import io
 import json
 import socket
 import subprocess
-import tarfile
 import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
-from loopback_server import LoopbackServer
+from modelfleet_devtools.loopback.modelcar import Image, push
+from modelfleet_devtools.loopback.server import LoopbackServer
 from modelfleet_devtools.realcp import RealcpUnavailable, realcp_binary
 
-MANIFEST = "application/vnd.oci.image.manifest.v1+json"
-INDEX = "application/vnd.oci.image.index.v1+json"
-CONFIG = "application/vnd.oci.image.config.v1+json"
-LAYER = "application/vnd.oci.image.layer.v1.tar+gzip"
 START_TIMEOUT = 20  # seconds for the registry to answer /v2/
-
-
-def digest_of(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
-
-
-def tar_layer(entries: dict[str, bytes | tuple[str, str]]) -> bytes:
-    """A gzipped tar of `entries`: path -> content, or ("symlink"|"hardlink", target)."""
-    raw = io.BytesIO()
-    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as archive:
-        for name, content in entries.items():
-            info = tarfile.TarInfo(name)
-            info.mtime = 0
-            if isinstance(content, tuple):
-                kind, target = content
-                info.type = tarfile.SYMTYPE if kind == "symlink" else tarfile.LNKTYPE
-                info.linkname = target
-                archive.addfile(info)
-            else:
-                info.size = len(content)
-                archive.addfile(info, io.BytesIO(content))
-    return gzip.compress(raw.getvalue(), mtime=0)
-
-
-@dataclass(frozen=True)
-class Image:
-    config: bytes
-    layers: list[bytes]
-    manifest: bytes
-
-    @property
-    def digest(self) -> str:
-        return digest_of(self.manifest)
-
-    @property
-    def layer_digests(self) -> list[str]:
-        return [digest_of(layer) for layer in self.layers]
-
-
-def image(*layers: dict[str, bytes | tuple[str, str]]) -> Image:
-    blobs = [tar_layer(entries) for entries in layers]
-    config = json.dumps({"architecture": "amd64", "os": "linux", "rootfs": {"type": "layers"}})
-    manifest = {
-        "schemaVersion": 2,
-        "mediaType": MANIFEST,
-        "config": {"mediaType": CONFIG, "digest": digest_of(config.encode()), "size": len(config)},
-        "layers": [{"mediaType": LAYER, "digest": digest_of(b), "size": len(b)} for b in blobs],
-    }
-    return Image(config.encode(), blobs, json.dumps(manifest).encode())
 
 
 class Registry:
@@ -122,26 +65,9 @@ class Registry:
             self.process.wait(timeout=10)
             self.process = None
 
-    def _call(self, method: str, url: str, body: bytes = b"", kind: str = "") -> str:
-        headers = {"Content-Type": kind or "application/octet-stream"}
-        request = urllib.request.Request(url, data=body, method=method, headers=headers)
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return response.headers.get("Location", "")
-
-    def push_blob(self, repository: str, blob: bytes) -> None:
-        base = f"http://{self.host}"
-        location = self._call("POST", f"{base}/v2/{repository}/blobs/uploads/")
-        url = location if location.startswith("http") else base + location
-        joiner = "&" if "?" in url else "?"
-        self._call("PUT", f"{url}{joiner}digest={digest_of(blob)}", blob)
-
     def push(self, repository: str, tag: str, pushed: Image) -> str:
         """Push `pushed` under `repository:tag`; the reference the ModelCache names."""
-        for layer in [pushed.config, *pushed.layers]:
-            self.push_blob(repository, layer)
-        url = f"http://{self.host}/v2/{repository}/manifests/{tag}"
-        self._call("PUT", url, pushed.manifest, MANIFEST)
-        return f"{self.host}/{repository}:{tag}"
+        return push(self.host, repository, tag, pushed)
 
     def blob_path(self, digest: str) -> Path:
         """Where the registry keeps a blob on disk."""

@@ -13,8 +13,9 @@ import pytest
 from cache_world import desired_resources, model_cache, reconcile, rows
 from fake_kube import FakeKube, JobRecord
 from hydrator_world import CLUSTER, MARKER, MIB, RUN_TIMEOUT, local_argv, model_files
+from modelfleet_devtools.loopback.modelcar import Image, image
 from modelfleet_hydrator import job_report
-from oci_world import TOKEN, Image, Registry, gateway, image, registry
+from oci_world import TOKEN, Registry, gateway, registry
 
 __all__ = ["gateway", "registry"]  # the fixtures, used by name
 

@@ -60,11 +60,17 @@ def complete(status: dict[str, Any]) -> None:
 
 
 def fail_attempt(job: dict[str, Any], fault: HydrationFault) -> int:
-    """The attempt failed; past the backoff limit the Job is Failed. The attempts failed."""
-    status = job.setdefault("status", {})
+    """`fault` failed the attempt (attempt_failed). The attempts failed."""
     if fault.failures is not None:
         fault.failures -= 1
     fault.attempts_failed += 1
+    return attempt_failed(job)
+
+
+def attempt_failed(job: dict[str, Any]) -> int:
+    """The attempt's pod failed; past the backoff limit the Job is Failed. The attempts
+    failed."""
+    status = job.setdefault("status", {})
     status["failed"] = int_at(status, "failed") + 1
     if status["failed"] > int_at(mapping_at(job, "spec"), "backoffLimit", 6):
         status["active"] = 0

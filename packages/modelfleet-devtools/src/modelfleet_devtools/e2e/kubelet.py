@@ -6,9 +6,15 @@ controller writes when an attempt ends, the figures the hydrator reports, the st
 Deployment controller writes), so `modelfleet simulate` and the real run share one story:
 
 - a claim binds once its StorageClass exists (as a provisioner would), at its requested size;
-- a hydration Job reports progress on its annotations over a few passes, then completes, or
-  fails attempts while a fault matches its cache (no pod runs while its ServiceAccount does
-  not exist; kube-controller-manager's TTL controller deletes it once finished);
+- a hydration Job's pod runs as a real container of the hydrator image (pods.py) when its
+  image was published here and its source is a loopback one (sources.py): the hydrator stages
+  into the claim's directory and reports its progress on the Job itself, and the Job's status
+  follows the container's exit code, a failed attempt's pod replaced on the next pass until
+  the backoff limit. Any other hydration Job (S3, a Hub repo the loopback Hub does not hold,
+  an image a previous release composes but never published) reports the simulator's progress
+  over a few passes, then completes. While a fault matches its cache, its attempts fail
+  without a pod (modelfleet_cli.simulate.hydration). No pod runs while its ServiceAccount
+  does not exist; kube-controller-manager's TTL controller deletes a Job once finished;
 - a Deployment or LeaderWorkerSet becomes Available with all its replicas, unless the cluster
   is told it has no room.
 """
@@ -25,6 +31,8 @@ from modelfleet_cli.simulate.scheduling import workload_status
 from modelfleet_contracts.hydration import BYTES_DONE
 
 from .kube import ApiError, KubeClient, resource_path
+from .pods import NotReady, PodRunner
+from .sources import LoopbackSources
 
 Json = dict[str, Any]
 PASSES_TO_HYDRATE = 3
@@ -46,6 +54,17 @@ def _bytes_done(job: Json) -> int:
     return int(done) if done.isdigit() else 0
 
 
+def _failed(job: Json, status: Json) -> Json:
+    """`status` updated with the failed attempt `job`'s status records (Failed past the
+    backoff limit, its conditions stamped now)."""
+    failed = job["status"]
+    status = {**status, **failed}
+    if "Failed" in _conditions(job):
+        status["conditions"] = [{**c, "lastTransitionTime": _now()} for c in failed["conditions"]]
+        status.pop("active", None)
+    return status
+
+
 def _path(obj: Json, api_version: str, plural: str) -> str:
     meta = obj["metadata"]  # items of a list carry no apiVersion of their own
     return resource_path(api_version, plural, meta.get("namespace"), meta["name"])
@@ -65,6 +84,12 @@ class KubeletStandIn:
     hydrations: dict[str, str] = field(default_factory=dict)
     bytes_fetched: int = 0
     errors: list[str] = field(default_factory=list)
+    # Real pods (None: every hydration Job is simulated) and the sources they stage from.
+    pods: PodRunner | None = None
+    sources: LoopbackSources | None = None
+    containers: dict[str, str] = field(default_factory=dict)  # container -> its Job's uid
+    simulated: dict[str, str] = field(default_factory=dict)  # Job uid -> why no pod ran
+    _bytes_at_start: dict[str, int] = field(default_factory=dict)  # container -> BYTES_DONE
 
     def step(self) -> None:
         for act in (self._bind_claims, self._run_jobs, self._roll_out):
@@ -109,7 +134,9 @@ class KubeletStandIn:
             (a["metadata"]["namespace"], a["metadata"]["name"])
             for a in self.client.list(resource_path("v1", "serviceaccounts"))
         }
-        for job in self.client.list(resource_path("batch/v1", "jobs")):
+        jobs = self.client.list(resource_path("batch/v1", "jobs"))
+        self._kill_orphans({j["metadata"]["uid"] for j in jobs})
+        for job in jobs:
             if {"Complete", "Failed"} & {k for k, v in _conditions(job).items() if v == "True"}:
                 continue
             account = job["spec"]["template"]["spec"].get("serviceAccountName")
@@ -123,14 +150,10 @@ class KubeletStandIn:
             fault = hydration.matching_fault(self.faults, job)
             if fault is not None:
                 hydration.fail_attempt(job, fault)
-                failed = job["status"]
-                status.update(failed)
-                if "Failed" in _conditions(job):
-                    status["conditions"] = [
-                        {**c, "lastTransitionTime": _now()} for c in failed["conditions"]
-                    ]
-                    status.pop("active", None)
-                self.client.merge_patch(path, {"status": status}, status=True)
+                self.client.merge_patch(path, {"status": _failed(job, status)}, status=True)
+                continue
+            if self._runs_pod(job):
+                self._run_pod(job, path, status)
                 continue
             uid = job["metadata"]["uid"]
             self.passes[uid] = self.passes.get(uid, 0) + 1
@@ -161,6 +184,67 @@ class KubeletStandIn:
             self.client.merge_patch(
                 path, {"status": {**status, **done, "completionTime": now}}, status=True
             )
+
+    def _runs_pod(self, job: Json) -> bool:
+        """Whether `job`'s pod runs as a container (else the Job is simulated; why is kept)."""
+        if self.pods is None or self.sources is None:
+            return False
+        (container,) = job["spec"]["template"]["spec"]["containers"]
+        argv = [str(a) for a in [*(container.get("command") or []), *(container.get("args") or [])]]
+        why = self.pods.unpublished(container["image"]) or self.sources.served_by(argv)
+        if why:
+            self.simulated[job["metadata"]["uid"]] = why
+        return not why
+
+    def container_of(self, job_uid: str) -> str | None:
+        """The running container of a Job's current attempt, if any."""
+        return next((c for c, uid in self.containers.items() if uid == job_uid), None)
+
+    def _run_pod(self, job: Json, path: str, status: Json) -> None:
+        """Start the pod of the Job's next attempt, or record how its running one ended."""
+        assert self.pods is not None
+        meta = job["metadata"]
+        attempt = int(status.get("failed", 0)) + 1
+        name = f"hydrate-{self.name}-{meta['uid'][:8]}-{attempt}"
+        if name not in self.pods.running:
+            try:
+                self.pods.start(
+                    self.name, self.client, job["spec"]["template"], meta["namespace"], name
+                )
+            except NotReady:
+                return  # as a kubelet waits for a Secret the pod reads
+            self.containers[name] = meta["uid"]
+            self._bytes_at_start[name] = _bytes_done(job)
+            self.client.merge_patch(path, {"status": {**status, "active": 1}}, status=True)
+            return
+        code = self.pods.running[name].exit_code()
+        if code is None:
+            return
+        reported = self.client.get(path) or job  # the hydrator's own annotations
+        self.bytes_fetched += max(0, _bytes_done(reported) - self._bytes_at_start.pop(name, 0))
+        if code == 0:
+            done: Json = {}
+            hydration.complete(done)
+            now = _now()
+            done["conditions"] = [{**c, "lastTransitionTime": now} for c in done["conditions"]]
+            update = {**status, **done, "completionTime": now}
+        else:
+            hydration.attempt_failed(job)
+            update = {**_failed(job, status), "active": 0}
+        self.client.merge_patch(path, {"status": update}, status=True)
+        self.pods.running.pop(name, None)
+        self.containers.pop(name, None)
+
+    def _kill_orphans(self, uids: set[str]) -> None:
+        """Kill the containers of Jobs that are gone (their pods go with them)."""
+        if self.pods is None:
+            return
+        for name, uid in list(self.containers.items()):
+            if uid not in uids:
+                pod = self.pods.running.pop(name, None)
+                if pod is not None and pod.exit_code() is None:
+                    self.pods.kill(name)
+                self.containers.pop(name, None)
 
     def _roll_out(self) -> None:
         for plural, api in (

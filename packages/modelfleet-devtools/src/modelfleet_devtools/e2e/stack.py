@@ -17,8 +17,10 @@ from . import crossplane, functions, packages
 from .containers import Podman
 from .kube import KubeClient, resource_path
 from .kubernetes import start_kubernetes
+from .pods import PodRunner
 from .processes import Processes, wait_for
 from .release import Release, current_release
+from .sources import start_sources
 from .workload import WorkloadClusters
 
 BINARIES = (
@@ -199,9 +201,11 @@ def start_control_plane(
         lws_crd = (
             shared_realcp.parent / "schemas" / "leaderworkerset.x-k8s.io_leaderworkersets.yaml"
         )
-        clusters = WorkloadClusters(processes, bins, work, client, lws_crd)
-        certs = functions.serving_certificates(root_ca, work, client)
         podman = Podman.under(work / "podman")
+        sources = start_sources(registry.host)
+        pods = PodRunner(podman, work, registry.host, {"HF_ENDPOINT": sources.hub.endpoint})
+        clusters = WorkloadClusters(processes, bins, work, client, lws_crd, pods, sources)
+        certs = functions.serving_certificates(root_ca, work, client)
         runtime = functions.FunctionRuntime(processes, podman, certs, work, registry.host)
         plane = RealControlPlane(
             work, client, processes, clusters, bins, registry, runtime, release
@@ -235,6 +239,8 @@ def start_control_plane(
         return plane
     except BaseException:
         processes.stop_all()
+        if "sources" in locals():
+            sources.hub.stop()
         if "podman" in locals():
             podman.remove_all()
         raise

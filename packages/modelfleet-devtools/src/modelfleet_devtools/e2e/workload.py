@@ -19,7 +19,9 @@ from .crossplane import CROSSPLANE_NAMESPACE
 from .kube import ApiError, KubeClient, resource_path, write_kubeconfig
 from .kubelet import KubeletStandIn, StandIns
 from .kubernetes import Kubernetes, start_kubernetes
+from .pods import PodRunner
 from .processes import Processes, wait_for
+from .sources import LoopbackSources
 
 Json = dict[str, Any]
 PROVIDER_CONFIGS = resource_path("kubernetes.m.crossplane.io/v1alpha1", "clusterproviderconfigs")
@@ -86,11 +88,21 @@ class WorkloadClusters:
     """Starts workload clusters on demand and connects them to the control plane."""
 
     def __init__(
-        self, processes: Processes, bins: Path, work: Path, control_plane: KubeClient, lws_crd: Path
+        self,
+        processes: Processes,
+        bins: Path,
+        work: Path,
+        control_plane: KubeClient,
+        lws_crd: Path,
+        pods: PodRunner | None = None,
+        sources: LoopbackSources | None = None,
     ) -> None:
+        """`pods` and `sources`: hydration pods run as containers staging from `sources`
+        (without them every hydration Job is simulated)."""
         self.processes, self.bins, self.work = processes, bins, work
         self.control_plane = control_plane
         self.lws_crd = lws_crd
+        self.pods, self.sources = pods, sources
         self.clusters: dict[str, WorkloadCluster] = {}
         self.stand_ins = StandIns()
 
@@ -103,7 +115,8 @@ class WorkloadClusters:
         # provider-helm is not among the real binaries: the LeaderWorkerSet CRD a cluster's
         # platform team (or the InferenceCluster's helm release) would install is applied here.
         kubernetes.client.kubectl("apply", "--server-side", "-f", str(self.lws_crd))
-        cluster = WorkloadCluster(name, kubernetes, KubeletStandIn(name, kubernetes.client))
+        stand_in = KubeletStandIn(name, kubernetes.client, pods=self.pods, sources=self.sources)
+        cluster = WorkloadCluster(name, kubernetes, stand_in)
         self.clusters[name] = cluster
         self.stand_ins.add(cluster.stand_in)
         return cluster
@@ -184,8 +197,14 @@ class WorkloadClusters:
         if cluster is None:
             return
         self.stand_ins.remove(name)
+        if self.pods is not None:  # its pods and its volumes go with it
+            self.pods.discard(name, list(cluster.stand_in.containers))
         names = {f"{name}-{part}" for part in ("etcd", "kube-apiserver", "kube-controller-manager")}
         self.processes.kill_together([p for p in self.processes.started if p.name in names])
 
     def stop(self) -> None:
         self.stand_ins.stop()
+        if self.pods is not None:
+            self.pods.stop_all()
+        if self.sources is not None:
+            self.sources.hub.stop()

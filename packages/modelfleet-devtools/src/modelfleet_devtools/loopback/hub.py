@@ -27,7 +27,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from loopback_server import LoopbackServer
+from modelfleet_devtools.loopback.server import LoopbackServer
 
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
 HOLD_STALLED = 120  # seconds a stalled download waits for release at most

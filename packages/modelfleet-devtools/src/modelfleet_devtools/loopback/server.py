@@ -1,6 +1,6 @@
-"""What the tests' fake Hub and fake API server share: an HTTP server on 127.0.0.1 only, on
-a free port, in a daemon thread, that shuts itself down after `lifetime` seconds even if a
-test forgets to."""
+"""What the fake Hub and the hydrator tests' fake API server share: an HTTP server on
+127.0.0.1 only, on a free port, in a daemon thread, that shuts itself down after `lifetime`
+seconds even if a test forgets to."""
 
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
