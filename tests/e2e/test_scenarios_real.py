@@ -274,7 +274,9 @@ def test_a_function_container_killed_mid_reconcile_is_restarted_and_loses_nothin
     serving = fleet.uids("apps/v1", "deployments")
     before = fleet.row()
     restarts = plane.runtime.restarts["compose-model-cache"]
-    fleet.change_revision("refs/pr/3")
+    revision = "refs/pr/4"  # one no earlier scenario staged: the cache has work to do
+    assert fleet.get(fleet.cache)["spec"]["huggingFace"]["revision"] != revision
+    fleet.change_revision(revision)
     plane.runtime.podman.call("kill", "--signal", "KILL", "compose-model-cache")
     wait_for(
         lambda: plane.runtime.restarts["compose-model-cache"] > restarts or plane.check_alive(),
