@@ -8,6 +8,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from modelfleet_contracts.hydration import RELEASE_VERSION
@@ -29,7 +30,7 @@ def build_release(
     *,
     platforms: list[str],
     epoch: int,
-    progress=lambda _: None,
+    progress: Callable[[str], None] = lambda _: None,
 ) -> list[Artifact]:
     """Build and push everything for each platform; with several, one index per name."""
     if len(platforms) == 1:
