@@ -1,9 +1,9 @@
 """What the cache composes on a cluster, stamped from the shape shared by every cluster, is
 exactly what building it for that cluster gives, for any cluster and any kind of cache."""
 
-from compose_model_cache.core import spec_problem
 from compose_model_cache.fingerprint import source_fingerprint
-from compose_model_cache.manifests import (
+from compose_model_cache.shard.core import spec_problem
+from compose_model_cache.shard.manifests import (
     CacheRef,
     claim_object,
     cluster_values,

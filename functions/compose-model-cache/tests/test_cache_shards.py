@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 from cache_world import RUNNER, US, model_cache
+from compose_model_cache.cache.fleet import compose_fleet
+from compose_model_cache.cache.shards import SHARD_SIZE, ObservedShard, assign_shards, shard_key
 from compose_model_cache.fingerprint import source_fingerprint
-from compose_model_cache.fleet import compose_fleet
 from compose_model_cache.fn import CLUSTERS
-from compose_model_cache.shards import SHARD_SIZE, ObservedShard, assign_shards, shard_key
 from hypothesis import given
 from hypothesis import strategies as st
 from modelfleet_contracts.clusters import read_cluster

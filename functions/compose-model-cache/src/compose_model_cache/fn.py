@@ -16,12 +16,12 @@ from modelfleet_contracts.edge.requirements import (
 )
 from modelfleet_contracts.fields import list_at, mapping_at, mapping_path
 
-from compose_model_cache.existing import ECHOED_SPEC_READ
-from compose_model_cache.fleet import compose_fleet
-from compose_model_cache.handover import LegacyObject
+from compose_model_cache.cache.fleet import compose_fleet
+from compose_model_cache.cache.handover import LegacyObject
+from compose_model_cache.cache.shards import ObservedShard, shard_index
 from compose_model_cache.keys import echoed_key
-from compose_model_cache.shard import cluster_names, compose_shard
-from compose_model_cache.shards import ObservedShard, shard_index
+from compose_model_cache.shard.existing import ECHOED_SPEC_READ
+from compose_model_cache.shard.shard import cluster_names, compose_shard
 from compose_model_cache.status import PROGRESS_REASONS
 
 CLUSTERS = "inference-clusters"

@@ -20,23 +20,12 @@ from modelfleet_contracts.observed import ObservedObject
 from modelfleet_contracts.outcome import Outcome
 from modelfleet_contracts.spec import InvalidSpec, parse_spec
 
-from compose_model_cache.claim_size import (
-    CLAIMS_SIZED,
-    KeptSize,
-    claims_sized_condition,
-    kept_size,
-    with_request,
-)
-from compose_model_cache.credentials import CREDENTIALS_REDACTED, credentials_condition
-from compose_model_cache.existing import Existing, existing_object, keeping_fixed_fields
 from compose_model_cache.fingerprint import source_fingerprint
-from compose_model_cache.hydration_job import OnCluster, compose_job
 from compose_model_cache.keys import (
     current_job_keys,
     hydration_keys,
     resource_keys,
 )
-from compose_model_cache.manifests import CacheRef, cluster_values
 from compose_model_cache.phases import (
     HYDRATING,
     PENDING,
@@ -45,7 +34,18 @@ from compose_model_cache.phases import (
     Observed,
     derive_cluster_phase,
 )
-from compose_model_cache.progress import (
+from compose_model_cache.shard.claim_size import (
+    CLAIMS_SIZED,
+    KeptSize,
+    claims_sized_condition,
+    kept_size,
+    with_request,
+)
+from compose_model_cache.shard.credentials import CREDENTIALS_REDACTED, credentials_condition
+from compose_model_cache.shard.existing import Existing, existing_object, keeping_fixed_fields
+from compose_model_cache.shard.hydration_job import OnCluster, compose_job
+from compose_model_cache.shard.manifests import CacheRef, cluster_values
+from compose_model_cache.shard.progress import (
     JobReport,
     cache_status,
     carried,
@@ -53,7 +53,7 @@ from compose_model_cache.progress import (
     hydrating_message,
     read_report,
 )
-from compose_model_cache.revision import Pin, choose_pin, revision_check
+from compose_model_cache.shard.revision import Pin, choose_pin, revision_check
 from compose_model_cache.status import cache_conditions
 
 

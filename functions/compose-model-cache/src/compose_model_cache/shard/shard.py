@@ -14,7 +14,7 @@ from modelfleet_contracts.fields import list_at, mapping_at
 from modelfleet_contracts.observed import ObservedObject
 from modelfleet_contracts.outcome import Outcome
 
-from compose_model_cache.core import compose_cache
+from compose_model_cache.shard.core import compose_cache
 
 
 def _previous_rows(own: list[Any], clusters: list[dict[str, Any]]) -> list[dict[str, Any]]:

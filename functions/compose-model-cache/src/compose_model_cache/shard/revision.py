@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compose_model_cache.phases import FAILED, READY, ClusterPhase
-from compose_model_cache.progress import JobReport, is_revision
+from compose_model_cache.shard.progress import JobReport, is_revision
 
 
 def _what(value: str) -> str:

@@ -21,22 +21,22 @@ from modelfleet_contracts.observed import ObservedObject
 from modelfleet_contracts.outcome import Outcome
 from modelfleet_contracts.spec import InvalidSpec, parse_spec
 
-from compose_model_cache.claim_size import CLAIMS_SIZED
-from compose_model_cache.core import spec_problem, why_cannot_stage
-from compose_model_cache.credentials import CREDENTIALS_REDACTED
-from compose_model_cache.fingerprint import source_fingerprint
-from compose_model_cache.handover import LegacyObject, hand_over
-from compose_model_cache.keys import current_job_keys, resource_keys
-from compose_model_cache.manifests import CacheRef
-from compose_model_cache.phases import PENDING, READY, ClusterPhase
-from compose_model_cache.progress import cache_status, is_revision
-from compose_model_cache.shards import (
+from compose_model_cache.cache.handover import LegacyObject, hand_over
+from compose_model_cache.cache.shards import (
     ObservedShard,
     assign_shards,
     clusters_revision,
     shard_entry,
     shard_resource,
 )
+from compose_model_cache.fingerprint import source_fingerprint
+from compose_model_cache.keys import current_job_keys, resource_keys
+from compose_model_cache.phases import PENDING, READY, ClusterPhase
+from compose_model_cache.shard.claim_size import CLAIMS_SIZED
+from compose_model_cache.shard.core import spec_problem, why_cannot_stage
+from compose_model_cache.shard.credentials import CREDENTIALS_REDACTED
+from compose_model_cache.shard.manifests import CacheRef
+from compose_model_cache.shard.progress import cache_status, is_revision
 from compose_model_cache.status import cache_conditions
 
 # Conditions a shard reports of its own clusters that the ModelCache reports of all of them.
