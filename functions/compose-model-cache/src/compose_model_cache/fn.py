@@ -20,8 +20,9 @@ from compose_model_cache.cache.fleet import compose_fleet
 from compose_model_cache.cache.handover import LegacyObject
 from compose_model_cache.cache.shards import ObservedShard, shard_index
 from compose_model_cache.keys import echoed_key
+from compose_model_cache.shard.core import compose_shard
 from compose_model_cache.shard.existing import ECHOED_SPEC_READ
-from compose_model_cache.shard.shard import cluster_names, compose_shard
+from compose_model_cache.shard.plan import cluster_names
 from compose_model_cache.status import PROGRESS_REASONS
 
 CLUSTERS = "inference-clusters"

@@ -23,8 +23,8 @@ from modelfleet_contracts.stamps import Stamp
 
 from compose_model_cache.shard.existing import Existing
 from compose_model_cache.shard.manifests import CacheRef
+from compose_model_cache.status import CLAIMS_SIZED
 
-CLAIMS_SIZED = "ClaimsSized"
 SHRINK_REFUSED = "ShrinkRefused"
 SIZE_UNREADABLE = "SizeUnreadable"
 AS_REQUESTED = "AsRequested"

@@ -87,7 +87,7 @@ class CacheRef:
 
     @cached_property
     def claim_request(self) -> str:
-        """The storage a claim we manage requests (set then: spec_problem, core.py)."""
+        """The storage a claim we manage requests (set then: staging.spec_problem)."""
         return f"{self.spec.sizeGiB}Gi"
 
     @cached_property
