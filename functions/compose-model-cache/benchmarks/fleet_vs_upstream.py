@@ -32,14 +32,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from bench_cache import (
-    RUNNER,
-    _observed_next,
-    clusters,
-    model_cache,
-    settled_shard,
-    shards_of,
-)
 from compose_model_cache.fn import CLUSTERS
 from compose_model_cache.main import NAME
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
@@ -48,6 +40,16 @@ from modelfleet_contracts.edge.requirements import cluster_requirement
 from modelfleet_devtools import docs_sections as docs
 from modelfleet_devtools.bench import provenance
 from modelfleet_devtools.requests import desired_resources, desired_status, run_function_request
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_cache.py, beside this one
+from bench_cache import (
+    RUNNER,
+    _observed_next,
+    clusters,
+    model_cache,
+    settled_shard,
+    shards_of,
+)
 
 SIZES = (100, 1000)
 CYCLES = 15
