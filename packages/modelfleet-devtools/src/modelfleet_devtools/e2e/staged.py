@@ -46,6 +46,8 @@ def wanted_files(
         if pushed is None:
             return {}, ""
         return pushed.files, pushed.image.digest
+    if spec.get("source") == "S3":  # no revision: the prefix's objects as they are
+        return sources.s3_files((spec.get("s3") or {}).get("uri", "")), ""
     return {}, ""
 
 
@@ -89,7 +91,7 @@ def check_staged(
                 continue
             checked += 1
             problems += copy_problems(copy, files, marker, row["fingerprint"])
-            if marker.get("revision") != resolved:
+            if str(marker.get("revision") or "") != resolved:
                 problems.append(
                     f"{copy}: staged revision {marker.get('revision')!r}, the source's "
                     f"is {resolved!r}"

@@ -66,11 +66,13 @@ def tree_entry(name: str, data: bytes) -> dict[str, Any]:
 @dataclass
 class Repo:
     """Commits by sha (file name -> content), their tree entries (file name -> what the Hub
-    lists for it) and refs (branch or tag -> sha)."""
+    lists for it) and refs (branch or tag -> sha). A gated repo's files are served only to a
+    request that carries a token, as the Hub serves them only to users granted access."""
 
     commits: dict[str, dict[str, bytes]] = field(default_factory=dict)
     trees: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     refs: dict[str, str] = field(default_factory=dict)
+    gated: bool = False
 
     def commit(self, ref: str, files: dict[str, bytes]) -> str:
         sha = hashlib.sha1(json.dumps(sorted(files), default=str).encode() + ref.encode())
@@ -125,6 +127,7 @@ class FakeHub(LoopbackServer):
         self.lock = threading.Lock()
         self.bytes_served: Counter[str] = Counter()  # file bytes per "repo/file"
         self.requests: list[tuple[str, str, str]] = []  # (method, path, Range header)
+        self.refused: list[str] = []  # "METHOD path" of gated files asked for without a token
         hub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -201,6 +204,10 @@ class FakeHub(LoopbackServer):
         sha = repo.resolve(revision) if repo else None
         if repo is None or sha is None:
             return self.reply(h, 404, b"", {"X-Error-Code": "RevisionNotFound"})
+        if repo.gated and not (h.headers.get("Authorization") or "").startswith("Bearer "):
+            with self.lock:
+                self.refused.append(f"{h.command} {path}")
+            return self.reply(h, 401, b"", {"X-Error-Code": "GatedRepo", "X-Repo-Commit": sha})
         data = repo.commits[sha].get(name)
         if data is None:
             return self.reply(h, 404, b"", {"X-Error-Code": "EntryNotFound", "X-Repo-Commit": sha})
