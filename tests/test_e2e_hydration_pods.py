@@ -104,6 +104,20 @@ def test_a_gated_repo_serves_its_files_only_with_a_token() -> None:
         assert hub.refused == ["GET /org/gated/resolve/main/config.json"]
 
 
+def test_a_repo_whose_access_is_revoked_is_refused_until_restored() -> None:
+    repo = Repo()
+    repo.commit("main", {"config.json": b"{}"})
+    with FakeHub({"org/model": repo}) as hub:
+        hub.faults.deny.add("org/model")
+        for url in ("/api/models/org/model/revision/main", "/org/model/resolve/main/config.json"):
+            assert request(hub.endpoint + url, {})[0] == 403
+        hub.faults.deny.clear()
+        assert request(f"{hub.endpoint}/org/model/resolve/main/config.json", {})[::2] == (
+            200,
+            b"{}",
+        )
+
+
 def signed_by(key: str) -> dict[str, str]:
     return {
         "Authorization": f"AWS4-HMAC-SHA256 Credential={key}/20260101/eu-west-1/s3/aws4_request"

@@ -89,13 +89,15 @@ class Repo:
 
 @dataclass
 class Faults:
-    """Ways to make a download fail, each once: the first GET (drop, stall) or the first
-    request (forbid) for that file."""
+    """Ways to make a download fail: each once, the first GET (drop, stall) or the first
+    request (forbid) for that file; or every request for a repo until it is taken out of
+    `deny` (access revoked)."""
 
     drop_after: dict[str, int] = field(default_factory=dict)  # send N bytes, close the socket
     stall_after: dict[str, int] = field(default_factory=dict)  # send N bytes, wait for release
     forbid: set[str] = field(default_factory=set)  # answer 403 (like a gated file)
     corrupt: set[str] = field(default_factory=set)  # serve the right size, one byte flipped
+    deny: set[str] = field(default_factory=set)  # repos answering 403 to every request
 
 
 class Link:
@@ -165,7 +167,14 @@ class FakeHub(LoopbackServer):
         path = unquote(urlsplit(h.path).path)
         with self.lock:
             self.requests.append((h.command, path, h.headers.get("Range") or ""))
-        if path.startswith("/api/models/"):
+            denied = any(
+                path.startswith((f"/api/models/{repo}/", f"/{repo}/"))
+                or path == f"/api/models/{repo}"
+                for repo in self.faults.deny
+            )
+        if denied:
+            self.reply(h, 403, b"{}", {"X-Error-Code": "GatedRepo"})
+        elif path.startswith("/api/models/"):
             self.api(h, path[len("/api/models/") :])
         elif "/resolve/" in path:
             self.resolve(h, path, body=body)
