@@ -27,6 +27,7 @@ from modelfleet_cli.pipeline import (
     PipelineResult,
     run_pipeline,
 )
+from modelfleet_cli.port_option import function_ports_option
 from modelfleet_cli.simulate.fleet import xr_id
 from modelfleet_cli.xr_conditions import rfc3339
 from modelfleet_cli.xrd import check_xr, unserved
@@ -190,9 +191,10 @@ def render_xr(
     functions_path: str | None,
     observed_path: str | None,
     required_paths: Sequence[str],
+    ports: range | None = None,
 ) -> tuple[dict[str, Any], PipelineResult, dict[str, dict[str, Any]]]:
-    """Load the inputs, run the pipeline through the real functions, return the XR, the
-    pipeline's result and the observed resources."""
+    """Load the inputs, run the pipeline through the real functions (those started, on
+    `ports` if given), return the XR, the pipeline's result and the observed resources."""
     xr = load_one(xr_path, "composite resource (XR)")
     _check(xr, xr_path)
     composition = _composition(xr, composition_path)
@@ -200,7 +202,7 @@ def render_xr(
     observed = observed_by_resource_name(load_objects(observed_path) if observed_path else [], xr)
     pool = [obj for path in required_paths for obj in load_objects(path)]
     needed = [str(mapping_at(s, "functionRef").get("name")) for s in _steps(composition)]
-    with running_functions(targets, start=needed) as functions:
+    with running_functions(targets, start=needed, ports=ports) as functions:
         result = run_pipeline(
             xr,
             composition,
@@ -213,16 +215,14 @@ def render_xr(
 
 
 def _check(xr: dict[str, Any], path: str) -> None:
-    """Refuse an XR the API server would refuse, with simulate's words; prune its unknown
-    fields with kubectl's warning."""
+    """Refuse an XR the API server would refuse (an unknown field included), with simulate's
+    words."""
     refusal = unserved(xr)
     if refusal is not None:
         raise RenderError(f"{path}: {xr_id(xr)}: {refusal}")
     check = check_xr(xr)
-    if check.errors:
+    if check.refused:
         raise RenderError(f"{path}: {check.refusal(xr_id(xr))}")
-    for warning in check.warnings(f"{path}: {xr_id(xr)}"):
-        click.echo(warning, err=True)
 
 
 def _steps(composition: Mapping[str, Any]) -> list[Any]:
@@ -296,6 +296,7 @@ Examples (from the repository root):
     is_flag=True,
     help="Also print the final function context as render.crossplane.io/v1beta1 Context.",
 )
+@function_ports_option
 def render(
     xr: str,
     composition: str | None,
@@ -306,11 +307,12 @@ def render(
     include_function_results: bool,
     include_full_xr: bool,
     include_context: bool,
+    function_ports: range | None,
 ) -> None:
     options = RenderOptions(include_full_xr, include_function_results, include_context)
     try:
         xr_obj, result, observed = render_xr(
-            xr, composition, functions, observed_resources, [*required, *extra]
+            xr, composition, functions, observed_resources, [*required, *extra], function_ports
         )
     except (LoadError, RenderError, PipelineError, FunctionError) as exc:
         _fail(str(exc))

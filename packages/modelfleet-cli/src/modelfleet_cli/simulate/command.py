@@ -16,6 +16,7 @@ from modelfleet_cli.exit_codes import ExitCode
 from modelfleet_cli.functions import FunctionError, running_functions
 from modelfleet_cli.output import whole_numbers_as_int
 from modelfleet_cli.pipeline import Caller, PipelineError
+from modelfleet_cli.port_option import function_ports_option
 from modelfleet_cli.simulate import faults as f
 from modelfleet_cli.simulate.clusters import workload_clusters
 from modelfleet_cli.simulate.control_plane import ControlPlane
@@ -113,6 +114,9 @@ def simulate_fleet(
         f.parse_fault(t) for t in fault_texts
     ]
     limit = rounds or int(settings.get("rounds", DEFAULT_ROUNDS))
+    too_late = f.past_the_limit(faults, limit)
+    if too_late is not None:
+        raise f.FaultError(too_late)
     compositions = repository_compositions()
     if not compositions:
         raise FleetError("cannot find this repository's Compositions (apis/*/composition.yaml)")
@@ -167,7 +171,6 @@ def simulate_fleet(
         "refusals": [asdict(x) for x in plane.refusals],
         "clusters": _inventory(plane),
         "ignored": fleet.ignored,
-        "warnings": fleet.warnings,
     }
 
 
@@ -209,6 +212,7 @@ def _checked_faults(texts: tuple[str, ...]) -> tuple[str, ...]:
     "sorted by name). The same inputs and seed give the same run.",
 )
 @click.option("--quiet", is_flag=True, help="No progress line on stderr.")
+@function_ports_option
 def simulate(
     directory: Path,
     rounds: int | None,
@@ -216,16 +220,15 @@ def simulate(
     output: str,
     seed: int | None,
     quiet: bool,
+    function_ports: range | None,
 ) -> None:
     as_json = output == "json"
     timeline = Timeline(out=None if as_json else sys.stdout)
     progress = Progress(enabled=not quiet)
     try:
-        # A bad directory fails before any function starts; unknown fields are warned of
-        # once, as kubectl does when it applies them.
-        for warning in load_fleet(directory).warnings:
-            click.echo(warning, err=True)
-        with running_functions(start=FUNCTIONS) as servers:
+        # A bad directory fails before any function starts.
+        load_fleet(directory)
+        with running_functions(start=FUNCTIONS, ports=function_ports) as servers:
             result = simulate_fleet(
                 directory,
                 rounds=rounds,
