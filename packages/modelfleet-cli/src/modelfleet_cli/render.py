@@ -19,7 +19,7 @@ from modelfleet_cli.composed import ANNOTATION_RESOURCE_NAME, composed_metadata
 from modelfleet_cli.discovery import composition_for, repository_compositions, repository_root
 from modelfleet_cli.exit_codes import ExitCode
 from modelfleet_cli.functions import FunctionError, development_targets, running_functions
-from modelfleet_cli.loading import LoadError, load_objects, load_one, of_kind
+from modelfleet_cli.loading import LoadError, load_objects, load_one
 from modelfleet_cli.output import yaml_stream
 from modelfleet_cli.pipeline import (
     SEVERITY_TEXT,
@@ -155,6 +155,9 @@ def _composition(xr: Mapping[str, Any], path: str | None) -> dict[str, Any]:
             raise RenderError(f"{path}: expected a Composition, found a {composition.get('kind')}")
         if mapping_at(composition, "spec").get("mode", "Pipeline") != "Pipeline":
             raise RenderError(f"{path}: render only supports Compositions with mode: Pipeline")
+        mismatch = _type_mismatch(composition, xr)
+        if mismatch is not None:
+            raise RenderError(mismatch)
         return composition
     if repository_root() is None:
         raise RenderError(
@@ -170,18 +173,40 @@ def _composition(xr: Mapping[str, Any], path: str | None) -> dict[str, Any]:
     return found
 
 
+def _type_mismatch(composition: Mapping[str, Any], xr: Mapping[str, Any]) -> str | None:
+    """Both Crossplane CLIs' refusal of a Composition for another type of XR."""
+    type_ref = mapping_at(mapping_at(composition, "spec"), "compositeTypeRef")
+    for field in ("apiVersion", "kind"):
+        if type_ref.get(field) != xr.get(field):
+            return (
+                f"composition's compositeTypeRef.{field} ({type_ref.get(field)}) does not "
+                f"match XR's {field} ({xr.get(field)})"
+            )
+    return None
+
+
 def _function_targets(composition: Mapping[str, Any], path: str | None) -> dict[str, str]:
     """Function name -> address to dial, for Functions with the Development runtime; a
     FUNCTIONS file must name every function the pipeline uses (as crossplane render
     insists). The others are started from their console scripts."""
     if path is None:
         return {}
-    functions = of_kind(load_objects(path), "Function")
+    try:
+        loaded = load_objects(path)
+    except LoadError as exc:
+        raise RenderError(f'cannot load functions from "{path}": {exc}') from None
+    for obj in loaded:
+        if obj.get("kind") != "Function":
+            name = mapping_at(obj, "metadata").get("name", "")
+            raise RenderError(
+                f'cannot load functions from "{path}": not a function: {obj.get("kind")}/{name}'
+            )
+    functions = loaded
     names = {str(mapping_at(fn, "metadata").get("name", "")) for fn in functions}
     for step in mapping_at(composition, "spec").get("pipeline") or []:
         name = mapping_at(step, "functionRef").get("name")
         if name not in names:
-            raise RenderError(f"unknown Function {name!r}: it is not in {path}")
+            raise RenderError(f'unknown Function "{name}" - it is not in {path}')
     return development_targets(functions)
 
 
