@@ -72,13 +72,13 @@ def draw(source: dict[str, Any]) -> str:
         _edge(svg, place[edge["from"]], place[edge["to"]], edge)
     legend = [("an XR users apply", "xr"), ("an XR a function composes", "composed"),
               ("managed resources", "object"), ("on the workload cluster", "remote")]  # fmt: skip
-    x: float = MARGIN
+    at = float(MARGIN)
     for text, kind in legend:
-        svg.rect(x, height - 26, 14, 14, FILLS[kind], stroke="#555")
-        svg.text(x + 20, height - 15, text, size=11)
-        x += 34 + len(text) * 6.2
-    svg.line(x, height - 19, x + 30, height - 19, dashed=True, arrow=True)
-    svg.text(x + 36, height - 15, "reads its status (a required resource)", size=11)
+        svg.rect(at, height - 26, 14, 14, FILLS[kind], stroke="#555")
+        svg.text(at + 20, height - 15, text, size=11)
+        at += 34 + text_width(text, 11)
+    svg.line(at, height - 19, at + 30, height - 19, dashed=True, arrow=True)
+    svg.text(at + 36, height - 15, "reads its status (a required resource)", size=11)
     return svg.render(source["title"])
 
 
