@@ -5,10 +5,9 @@
 - The API reference: `docs/reference/<kind>.md` per kind (every field path with its type,
   default, bounds, pattern, enum and description, the CEL rules with their messages, the
   printer columns) and an index, `docs/reference/README.md`.
-- The architecture diagram, `docs/figures/architecture.svg`, from its source beside it.
+- docs/figures/: the architecture diagram from its YAML, the benchmarks' plots from their tables.
 
-The XRDs (and the diagram's YAML) are the source of truth; nothing generated is hand-edited.
-`--check` regenerates in memory and fails when a committed file differs.
+The sources are the truth; nothing generated is hand-edited. `--check` fails on a stale file.
 """
 
 import argparse
@@ -22,7 +21,7 @@ import yaml
 from datamodel_code_generator import DataModelType, InputFileType, PythonVersion, generate
 from datamodel_code_generator.format import Formatter
 
-from modelfleet_devtools import diagram
+from modelfleet_devtools import bench_plots, diagram
 from modelfleet_devtools.paths import REPO_ROOT, xrd_paths
 
 MODELS_DIR = REPO_ROOT / "packages/modelfleet-contracts/src/modelfleet_contracts/models"
@@ -360,6 +359,7 @@ def generated_files() -> list[tuple[Path, str]]:
     files += [render_reference(p) for p in paths]
     files.append(render_reference_index(paths))
     files.append(diagram.generated())
+    files += bench_plots.generated()
     return files
 
 
@@ -391,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 1
     if args.check:
-        print("generated models, API reference and diagram are up to date")
+        print("generated models, API reference and figures are up to date")
     return 0
 
 
