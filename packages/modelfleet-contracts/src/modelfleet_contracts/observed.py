@@ -73,6 +73,9 @@ class PlacedReplica:
     phase: str = ""
     message: str = ""
     ready_replicas: int = 0
+    # The clusters whose replicas this one takes over (a move under way), from its
+    # `modelfleet.io/replaces` annotation.
+    replaces: tuple[str, ...] = ()
 
     def owned_by(self, deployment: str, namespace: str) -> bool:
         return self.owner == deployment and self.owner_namespace == namespace

@@ -10,7 +10,7 @@ from google.protobuf import json_format, struct_pb2
 from modelfleet_contracts.api import MODEL_DEPLOYMENT
 from modelfleet_contracts.edge.structs import to_plain
 from modelfleet_contracts.fields import as_int
-from modelfleet_contracts.labels import NAMESPACE_LABEL, kind_label
+from modelfleet_contracts.labels import NAMESPACE_LABEL, REPLACES_ANNOTATION, kind_label
 from modelfleet_contracts.observed import (
     CacheRow,
     Condition,
@@ -148,6 +148,8 @@ def read_replica(s: struct_pb2.Struct) -> PlacedReplica:
     status = _struct(fields, "status") or {}
     metadata = _struct(fields, "metadata")
     labels = (_struct(metadata, "labels") if metadata is not None else None) or {}
+    annotations = (_struct(metadata, "annotations") if metadata is not None else None) or {}
+    replaces = _string(annotations, REPLACES_ANNOTATION)
     return PlacedReplica(
         cluster=_text(spec, "clusterName"),
         pool=_text(spec, "nodePool"),
@@ -158,6 +160,7 @@ def read_replica(s: struct_pb2.Struct) -> PlacedReplica:
         phase=_text(status, "phase"),
         message=_text(status, "message"),
         ready_replicas=max(0, as_int(_number(status, "readyReplicas"))),
+        replaces=tuple(sorted({c.strip() for c in replaces.split(",") if c.strip()})),
     )
 
 
