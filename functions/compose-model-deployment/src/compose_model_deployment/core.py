@@ -152,15 +152,26 @@ def compose_deployment(
     free_slots = {
         c: max(0, e.slots - placed[c].replicas if c in placed else e.slots)
         for c, e in evaluations.items()
-        if isinstance(e, Candidate) and c not in unservable
+        if isinstance(e, Candidate)
     }
-    ready_cache = frozenset(c for c, p in cache_phases.items() if p == "Ready")
+    # Among clusters equally loaded, new replicas go where the weights are Ready, then where
+    # they can be staged, and last where they cannot be served (never when moving off one).
+    rank = {
+        c: 2
+        if cannot_serve(by_name[c], cache_name, cache_phases.get(c))
+        else (0 if cache_phases.get(c) == "Ready" else 1)
+        for c in free_slots
+    }
     desired_total = filled(spec.replicas)
 
     def placement_without(evicted: set[str]) -> dict[str, int]:
         current = {c: r.replicas for c, r in placed.items() if c not in evicted}
-        slots = {c: n for c, n in free_slots.items() if c not in evicted}
-        return place(desired_total, current, slots, ready_cache)
+        slots = {
+            c: n
+            for c, n in free_slots.items()
+            if c not in evicted and not (evicted and rank[c] == 2)
+        }
+        return place(desired_total, current, slots, rank)
 
     evicted = due | under_way
     placement = placement_without(evicted)
