@@ -10,7 +10,7 @@ from typing import Any
 
 from modelfleet_contracts.api import API_VERSION, MODEL_DEPLOYMENT, MODEL_REPLICA
 from modelfleet_contracts.clusters import SELECTED_CLUSTERS, ClusterView, matches_selector
-from modelfleet_contracts.conditions import Status, previous_condition
+from modelfleet_contracts.conditions import Status, listed, previous_condition
 from modelfleet_contracts.fields import mapping_at
 from modelfleet_contracts.labels import CLUSTER_LABEL, REPLACES_ANNOTATION, owner_labels
 from modelfleet_contracts.models.modeldeployment import ModelDeploymentSpec
@@ -109,6 +109,8 @@ def compose_deployment(
         (v for v in clusters if v.name and matches_selector(v.labels, selector)),
         key=lambda v: v.name,
     )
+    if staged is not None and views and not any(can_stage_to(staged, v) for v in views):
+        return disjoint_selectors(cache_name or "", [v.name for v in views])
     others = [r for r in replicas if not r.owned_by(name, namespace)]
     used: dict[tuple[str, str], int] = {}
     for r in others:
@@ -242,6 +244,36 @@ def compose_deployment(
     # deployments and the ModelCache, which Crossplane reads but does not watch.
     out.recheck_soon = any(not c.status for c in out.conditions if c.type in READ_NOT_WATCHED)
     return out
+
+
+def can_stage_to(cache: StagedCache, view: ClusterView) -> bool:
+    """The cache's selector takes in `view` (or the cache already reports it, or its
+    selector is of a shape this cannot read: then it is not ruled out)."""
+    if view.name in cache.phases or cache.selector is None:
+        return True
+    selector = cache.selector
+    labels, expressions = selector.get("matchLabels", {}), selector.get("matchExpressions", [])
+    if not isinstance(labels, dict) or not isinstance(expressions, list):
+        return True
+    if not all(isinstance(e, dict) for e in expressions):
+        return True
+    return matches_selector(view.labels, selector)
+
+
+def disjoint_selectors(cache_name: str, selected: list[str]) -> Outcome:
+    """The deployment's clusters and its cache's have none in common: said at once, without
+    waiting for the cache to report; everything composed before is kept."""
+    message = (
+        f"ModelCache {cache_name} can stage to none of the clusters spec.clusterSelector "
+        f"selects ({listed(selected)}): its spec.clusterSelector and this deployment's have no "
+        "InferenceCluster in common; change one of them (placement held as it is)"
+    )
+    held = Outcome.held(
+        Status.false("Scheduled", "ModelCacheNotFound", message),
+        Status.false("ModelCacheReady", "NotPlaced", message),
+    )
+    held.recheck_soon = True  # a selector fixed on the cache is not watched from here
+    return held
 
 
 def replica_for(

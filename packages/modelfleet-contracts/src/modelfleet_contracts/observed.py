@@ -95,14 +95,17 @@ class CacheRow:
 @dataclass(frozen=True)
 class StagedCache:
     """A referenced ModelCache as its consumers read it, from its `status.clusters` rows
-    (there may be a thousand): the scheduler decides on every cluster's phase, a replica on
-    its own cluster's row. Nothing else of the cache is read."""
+    (there may be a thousand) and its cluster selector: the scheduler decides on every
+    cluster's phase and on which clusters the cache can ever stage to, a replica on its own
+    cluster's row. Nothing else of the cache is read."""
 
     # The phase of each cluster read ("" when unreported), by name; a row without a name is
     # listed under "" (it counts as reported, and matches no cluster).
     phases: dict[str, str] = field(default_factory=dict)
     # The whole row of the one cluster a reader asked for; None when not asked or not listed.
     row: CacheRow | None = None
+    # Its `spec.clusterSelector` as written; None when absent or empty (every cluster).
+    selector: dict[str, Any] | None = None
 
 
 def _holds_values(mapping: Any) -> bool:

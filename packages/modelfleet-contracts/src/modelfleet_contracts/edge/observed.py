@@ -168,10 +168,14 @@ def read_model_cache(s: struct_pb2.Struct, *, cluster: str | None = None) -> Sta
     """A ModelCache's `status.clusters`, from its Struct without converting it: every row's
     name and phase (the scheduler), or, given `cluster`, the first row of that cluster, whole
     (a replica, which mounts its own; the rows after it are not read)."""
+    spec = _struct(s.fields, "spec")
+    chosen = spec.get("clusterSelector") if spec is not None else None
+    plain = to_plain(chosen) if chosen is not None and chosen.HasField("struct_value") else None
+    selector = plain if isinstance(plain, dict) and plain else None
     status = _struct(s.fields, "status")
     listed = status.get("clusters") if status is not None else None
     if listed is None or not listed.HasField("list_value"):
-        return StagedCache()
+        return StagedCache(selector=selector)
     phases: dict[str, str] = {}
     for item in listed.list_value.values:
         if not item.HasField("struct_value"):
@@ -188,5 +192,5 @@ def read_model_cache(s: struct_pb2.Struct, *, cluster: str | None = None) -> Sta
                 claim_name=_text(row, "claimName"),
                 path=_text(row, "path"),
             )
-            return StagedCache(phases={name: here.phase}, row=here)
-    return StagedCache(phases=phases)
+            return StagedCache(phases={name: here.phase}, row=here, selector=selector)
+    return StagedCache(phases=phases, selector=selector)
