@@ -210,7 +210,9 @@ def compose_deployment(
         evaluation = evaluations.get(cluster)
         key = replica_key(cluster)
         if isinstance(evaluation, Candidate):
-            replaces = sorted(leaving) if cluster in targets else []
+            # Named while the move is under way, and in the response that ends it (so the
+            # deletion of the old replica reads as the move it is).
+            replaces = sorted(evicted) if cluster in targets else []
             out.desired[key] = replica_for(
                 spec, name, namespace, evaluation, count, cache_name, replaces
             )
