@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from modelfleet_cli.simulate.hydration import HydrationFault
 from modelfleet_devtools.e2e.fleet import (
     ServedFleet,
     apply_fleet,
@@ -144,9 +143,10 @@ def test_a_source_change_rehydrates_while_serving_goes_on(fleet: Fleet) -> None:
 
 
 def test_a_failed_hydration_shows_failed_then_recovers_when_retried(fleet: Fleet) -> None:
-    stand_in = fleet.plane.clusters.clusters[CLUSTER].stand_in
-    cache = f"{fleet.cache['metadata']['namespace']}/{fleet.cache['metadata']['name']}"
-    stand_in.faults.append(HydrationFault(failures=None, cache=cache))
+    # The Hub refuses the repo (access revoked): every hydrator container's attempt fails.
+    sources = fleet.plane.clusters.sources
+    assert sources is not None
+    sources.hub.faults.deny.add(QUICKSTART_REPO)
     served = fleet.served_path()
     fleet.change_revision("refs/pr/2")
     wait_for(
@@ -159,7 +159,7 @@ def test_a_failed_hydration_shows_failed_then_recovers_when_retried(fleet: Fleet
     assert fleet.served_path() == served and fleet.ready(fleet.deployment), "serving must go on"
 
     # Retry as docs/modelcache.md says: fix the cause, delete the failed Job's Object.
-    stand_in.faults.clear()
+    sources.hub.faults.deny.clear()
     jobs = [
         o for o in fleet.plane.client.list(OBJECTS)
         if o["spec"]["forProvider"]["manifest"].get("kind") == "Job"
@@ -304,51 +304,52 @@ def test_a_function_container_killed_mid_reconcile_is_restarted_and_loses_nothin
 def test_a_cluster_whose_hydration_fails_for_good_hands_its_replicas_to_another(
     fleet: Fleet,
 ) -> None:
-    """A second cluster joins and stages the weights; the deployment's grace period is made
-    short; a source change then fails for good on the serving cluster. Past the grace period
-    the replicas move to the second cluster, the old ones serving until the new ones are
-    Available, and nothing of the deployment is left on the failed cluster: only the cache's
-    claim, which the cache still holds there (and `Retain` would keep)."""
+    """A source change fails for good on the serving cluster (the Hub refuses the repo until
+    every attempt has failed: the cache's row there is Failed and stays so, as no one retries
+    it). The grace period is made short and a second cluster joins, which stages the new
+    source. The replicas move there, the old ones serving until the new ones are Available,
+    and nothing of the deployment is left on the failed cluster: only the cache's claim, which
+    the cache still holds there (and `Retain` would keep)."""
     plane = fleet.plane
-    second = copy.deepcopy(next(o for o in fleet.objects if o["kind"] == "InferenceCluster"))
-    second["metadata"]["name"] = second["spec"]["connection"]["providerConfigName"] = SECOND
-    plane.clusters.prepare(second)
-    plane.apply([second])
-    fleet.objects.append(second)
-    wait_for(
-        lambda: fleet.row(SECOND).get("phase") == "Ready",
-        what=f"the weights staged on {SECOND}",
-        timeout=300,
-        every=3,
-    )
+    sources = plane.clusters.sources
+    assert sources is not None
     plane.client.merge_patch(
         xr_path(fleet.deployment), {"spec": {"placement": {"moveAfterSeconds": 15}}}
     )
     claims = fleet.uids("v1", "persistentvolumeclaims")
     desired = fleet.get(fleet.deployment)["spec"]["replicas"]
-    stand_in = plane.clusters.clusters[CLUSTER].stand_in
-    cache = f"{fleet.cache['metadata']['namespace']}/{fleet.cache['metadata']['name']}"
-    stand_in.faults.append(HydrationFault(failures=None, cache=cache))
+    sources.hub.faults.deny.add(QUICKSTART_REPO)
     try:
         fleet.change_revision("refs/pr/5")
-
-        def moved() -> bool:
-            status = fleet.get(fleet.deployment).get("status") or {}
-            ready = (status.get("replicas") or {}).get("ready", 0)
-            health = condition(fleet.get(fleet.deployment), "PlacementHealthy")
-            if health.get("reason") == "Moving":
-                assert ready >= desired, f"fewer replicas served during the move: {status}"
-            placed = {r["name"]: r.get("replicas", 0) for r in status.get("clusters") or []}
-            return (
-                health.get("reason") == "Moved"
-                and placed.get(CLUSTER) == 0
-                and placed.get(SECOND) == desired
-                and fleet.ready(fleet.deployment)
-            )
-
-        wait_for(moved, what=f"the replicas moved to {SECOND}", timeout=300, every=2)
+        wait_for(
+            lambda: fleet.row().get("phase") == "Failed",
+            what=f"the row of {CLUSTER} Failed",
+            timeout=300,
+            every=2,
+        )
     finally:
-        stand_in.faults.clear()
+        sources.hub.faults.deny.clear()
+    second = copy.deepcopy(next(o for o in fleet.objects if o["kind"] == "InferenceCluster"))
+    second["metadata"]["name"] = second["spec"]["connection"]["providerConfigName"] = SECOND
+    plane.clusters.prepare(second)
+    plane.apply([second])
+    fleet.objects.append(second)
+
+    def moved() -> bool:
+        status = fleet.get(fleet.deployment).get("status") or {}
+        ready = (status.get("replicas") or {}).get("ready", 0)
+        health = condition(fleet.get(fleet.deployment), "PlacementHealthy")
+        if health.get("reason") == "Moving":
+            assert ready >= desired, f"fewer replicas served during the move: {status}"
+        placed = {r["name"]: r.get("replicas", 0) for r in status.get("clusters") or []}
+        return (
+            health.get("reason") == "Moved"
+            and placed.get(CLUSTER) == 0
+            and placed.get(SECOND) == desired
+            and fleet.ready(fleet.deployment)
+        )
+
+    wait_for(moved, what=f"the replicas moved to {SECOND}", timeout=300, every=2)
     assert fleet.row().get("phase") == "Failed", fleet.row()
     health = condition(fleet.get(fleet.deployment), "PlacementHealthy")
     assert health.get("message", "").startswith(

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from modelfleet_contracts.api import API_VERSION, MODEL_DEPLOYMENT, MODEL_REPLICA
-from modelfleet_contracts.clusters import SELECTED_CLUSTERS, ClusterView, matches_selector
+from modelfleet_contracts.clusters import SELECTED_CLUSTERS, ClusterView, matches_selector, select
 from modelfleet_contracts.conditions import Status, listed, previous_condition
 from modelfleet_contracts.fields import mapping_at
 from modelfleet_contracts.labels import CLUSTER_LABEL, REPLACES_ANNOTATION, owner_labels
@@ -100,15 +100,7 @@ def compose_deployment(
     name, namespace = str(metadata.get("name", "")), str(metadata.get("namespace", ""))
     staged = cache[0] if cache else None
     cache_phases = staged.phases if staged is not None else {}
-    selector = (
-        spec.clusterSelector.model_dump(mode="json", exclude_none=True, warnings=False)
-        if spec.clusterSelector
-        else None
-    )
-    views = sorted(
-        (v for v in clusters if v.name and matches_selector(v.labels, selector)),
-        key=lambda v: v.name,
-    )
+    views = select(clusters, spec.clusterSelector)
     if staged is not None and views and not any(can_stage_to(staged, v) for v in views):
         return disjoint_selectors(cache_name or "", [v.name for v in views])
     others = [r for r in replicas if not r.owned_by(name, namespace)]
