@@ -73,10 +73,13 @@ def test_a_serving_replica_moves_once_its_cluster_cannot_serve_it_past_the_grace
     f.serving["b"] = 1
     f.reconcile()
     assert f.placement() == {"b": 1}  # a's replica is deleted
-    assert f.replaces() == {}
+    assert f.replaces() == {"b": "a"}  # the response that deletes it says what replaced it
     status, reason, message = f.health()
     assert (status, reason) == ("True", "Moved")
     assert message.startswith("moved 1 replica(s) from a to b: a " + words)
+    f.reconcile()
+    assert f.replaces() == {}  # a's replica is gone: nothing left to replace
+    assert f.health() == (status, reason, message)  # the move stays told
 
 
 def test_a_recovered_cluster_does_not_pull_the_replica_back():
