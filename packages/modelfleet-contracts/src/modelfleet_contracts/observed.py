@@ -73,6 +73,9 @@ class PlacedReplica:
     phase: str = ""
     message: str = ""
     ready_replicas: int = 0
+    # The clusters whose replicas this one takes over (a move under way), from its
+    # `modelfleet.io/replaces` annotation.
+    replaces: tuple[str, ...] = ()
 
     def owned_by(self, deployment: str, namespace: str) -> bool:
         return self.owner == deployment and self.owner_namespace == namespace
@@ -92,14 +95,17 @@ class CacheRow:
 @dataclass(frozen=True)
 class StagedCache:
     """A referenced ModelCache as its consumers read it, from its `status.clusters` rows
-    (there may be a thousand): the scheduler decides on every cluster's phase, a replica on
-    its own cluster's row. Nothing else of the cache is read."""
+    (there may be a thousand) and its cluster selector: the scheduler decides on every
+    cluster's phase and on which clusters the cache can ever stage to, a replica on its own
+    cluster's row. Nothing else of the cache is read."""
 
     # The phase of each cluster read ("" when unreported), by name; a row without a name is
     # listed under "" (it counts as reported, and matches no cluster).
     phases: dict[str, str] = field(default_factory=dict)
     # The whole row of the one cluster a reader asked for; None when not asked or not listed.
     row: CacheRow | None = None
+    # Its `spec.clusterSelector` as written; None when absent or empty (every cluster).
+    selector: dict[str, Any] | None = None
 
 
 def _holds_values(mapping: Any) -> bool:
