@@ -16,6 +16,17 @@ from modelfleet_contracts.models.modeldeployment import ModelDeploymentSpec
 from modelfleet_contracts.naming import composed_key, remote_name
 from modelfleet_contracts.observed import PlacedReplica, StagedCache
 from modelfleet_contracts.outcome import Outcome
+from modelfleet_contracts.served_names import (
+    CONFLICT,
+    ENGINE_DEFAULT,
+    FROM_ENGINE_ARGS,
+    FROM_MODEL_CACHE,
+    FROM_SPEC,
+    SERVED_MODEL_NAME_FLAG,
+    ServedName,
+    is_servable_name,
+    resolve_served_name,
+)
 from modelfleet_contracts.spec import InvalidSpec, filled, parse_spec
 
 from compose_model_deployment.eligibility import Candidate, Rejection, evaluate_cluster
@@ -25,6 +36,7 @@ from compose_model_deployment.status import deployment_status
 _PLAIN_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 # Conditions that only change when something this deployment reads (not composes) changes.
 READ_NOT_WATCHED = ("Scheduled", "ModelCacheReady")
+SERVED_NAME_CONDITION = "ServedModelNameResolved"
 # What a ModelReplica takes over from its ModelDeployment as written (same schema in both).
 CARRIED_FIELDS = ("engine", "rollout", "gang", "placement")
 
@@ -34,6 +46,49 @@ def spec_problem(spec: ModelDeploymentSpec) -> str | None:
     if spec.engine and spec.engine.framework == "Custom" and not spec.engine.command:
         return "engine.command is required when engine.framework is Custom"
     return None
+
+
+def served_name(spec: ModelDeploymentSpec, cache: StagedCache | None) -> ServedName:
+    """The name clients send (`served_names` has the precedence)."""
+    engine = spec.engine
+    return resolve_served_name(
+        framework=str(filled(engine.framework)) if engine else "vLLM",
+        engine_args=[a.root for a in (engine.args or [])] if engine else [],
+        spec_name=spec.servedModelName,
+        natural=cache.natural_name if cache is not None else "",
+    )
+
+
+def served_name_condition(served: ServedName) -> Status:
+    """ServedModelNameResolved: which name clients send and where it comes from; False when
+    engine.args and spec.servedModelName disagree (the engine args win)."""
+    if served.overridden is not None:
+        return Status.false(
+            SERVED_NAME_CONDITION,
+            CONFLICT,
+            f"engine.args sets {SERVED_MODEL_NAME_FLAG}={served.name}, which wins over "
+            f"spec.servedModelName {served.overridden}: clients send {served.name!r}; "
+            "remove one of the two",
+        )
+    said = {
+        FROM_ENGINE_ARGS: f"from {SERVED_MODEL_NAME_FLAG} in engine.args",
+        FROM_SPEC: "from spec.servedModelName",
+        FROM_MODEL_CACHE: "the ModelCache source's id",
+    }
+    if served.name is None:
+        return Status(
+            SERVED_NAME_CONDITION,
+            True,
+            ENGINE_DEFAULT,
+            "no spec.servedModelName and no ModelCache to name the model: the engine serves it "
+            "under its own default (vLLM: the --model value)",
+        )
+    return Status(
+        SERVED_NAME_CONDITION,
+        True,
+        served.origin,
+        f"clients send model {served.name!r} ({said[served.origin]})",
+    )
 
 
 def replica_key(cluster: str) -> str:
@@ -116,12 +171,15 @@ def compose_deployment(
     desired_total = filled(spec.replicas)
     placement = place(desired_total, current, slots)
 
+    served = served_name(spec, staged)
     out = Outcome()
     for cluster, count in sorted(placement.items()):
         evaluation = evaluations.get(cluster)
         key = replica_key(cluster)
         if isinstance(evaluation, Candidate):
-            out.desired[key] = replica_for(spec, name, namespace, evaluation, count, cache_name)
+            out.desired[key] = replica_for(
+                spec, name, namespace, evaluation, count, cache_name, served.name
+            )
         elif key in mine:
             # Placed before, cluster still matches but cannot be evaluated right now
             # (e.g. disconnected): keep the replica as it was, with the new count.
@@ -130,6 +188,9 @@ def compose_deployment(
     out.status, out.conditions, out.ready = deployment_status(
         desired_total, views, evaluations, placement, mine, cache_name, staged
     )
+    if served.name is not None:
+        out.status["servedModelName"] = served.name
+    out.conditions.append(served_name_condition(served))
     # Placement and the cache's state come from InferenceClusters, ModelReplicas of other
     # deployments and the ModelCache, which Crossplane reads but does not watch.
     out.recheck_soon = any(not c.status for c in out.conditions if c.type in READ_NOT_WATCHED)
@@ -143,8 +204,10 @@ def replica_for(
     candidate: Candidate,
     count: int,
     cache_name: str | None,
+    served_model_name: str | None,
 ) -> dict[str, Any]:
-    """The ModelReplica carrying this cluster's share and its fully resolved placement."""
+    """The ModelReplica carrying this cluster's share, its fully resolved placement and the
+    resolved served model name."""
     pool = candidate.pool
     body: dict[str, Any] = {
         "clusterName": candidate.cluster.name,
@@ -159,6 +222,9 @@ def replica_for(
         body["tolerations"] = list(pool.tolerations)
     if cache_name:
         body["modelCacheRef"] = {"name": cache_name}
+    # A name from engine.args may not fit the field; the engine has it in its args anyway.
+    if served_model_name is not None and is_servable_name(served_model_name):
+        body["servedModelName"] = served_model_name
     for field in CARRIED_FIELDS:
         block = getattr(spec, field)
         written = block.model_dump(mode="json", exclude_none=True, warnings=False) if block else {}

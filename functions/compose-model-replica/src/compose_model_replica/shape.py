@@ -15,6 +15,7 @@ class ReplicaShape:
     framework: str  # vLLM (turnkey command) or Custom (the user's command)
     startup: str  # the gang's startupPolicy (LeaderReady or LeaderCreated)
     engine: Engine  # the engine block with the XRD's defaults applied
+    served_model_name: str | None = None  # the name clients send, as the deployment resolved it
 
     @property
     def gang(self) -> bool:
@@ -38,4 +39,5 @@ def replica_shape(spec: ModelReplicaSpec) -> ReplicaShape:
         framework=str(filled(engine.framework)),
         startup=str(filled(gang.startupPolicy)),
         engine=engine,
+        served_model_name=spec.servedModelName,
     )

@@ -92,14 +92,17 @@ class CacheRow:
 @dataclass(frozen=True)
 class StagedCache:
     """A referenced ModelCache as its consumers read it, from its `status.clusters` rows
-    (there may be a thousand): the scheduler decides on every cluster's phase, a replica on
-    its own cluster's row. Nothing else of the cache is read."""
+        (there may be a thousand): the scheduler decides on every cluster's phase, a replica on
+        its own cluster's row; the scheduler also the model's id at its source, the default served
+    model name. Nothing else of the cache is read."""
 
     # The phase of each cluster read ("" when unreported), by name; a row without a name is
     # listed under "" (it counts as reported, and matches no cluster).
     phases: dict[str, str] = field(default_factory=dict)
     # The whole row of the one cluster a reader asked for; None when not asked or not listed.
     row: CacheRow | None = None
+    # The id its source knows the model by (`served_names.natural_model_name`); "" if none.
+    natural_name: str = ""
 
 
 def _holds_values(mapping: Any) -> bool:

@@ -20,6 +20,7 @@ from modelfleet_contracts.observed import (
     secret_fields_with_values,
 )
 from modelfleet_contracts.readiness import Seen
+from modelfleet_contracts.served_names import natural_model_name
 
 _OWNER_LABEL = kind_label(MODEL_DEPLOYMENT)
 
@@ -164,11 +165,13 @@ def read_replica(s: struct_pb2.Struct) -> PlacedReplica:
 def read_model_cache(s: struct_pb2.Struct, *, cluster: str | None = None) -> StagedCache:
     """A ModelCache's `status.clusters`, from its Struct without converting it: every row's
     name and phase (the scheduler), or, given `cluster`, the first row of that cluster, whole
-    (a replica, which mounts its own; the rows after it are not read)."""
+    (a replica, which mounts its own; the rows after it are not read); and the model's id at
+    its source (`spec`), the default served model name."""
+    natural = _natural_name(s)
     status = _struct(s.fields, "status")
     listed = status.get("clusters") if status is not None else None
     if listed is None or not listed.HasField("list_value"):
-        return StagedCache()
+        return StagedCache(natural_name=natural)
     phases: dict[str, str] = {}
     for item in listed.list_value.values:
         if not item.HasField("struct_value"):
@@ -185,5 +188,22 @@ def read_model_cache(s: struct_pb2.Struct, *, cluster: str | None = None) -> Sta
                 claim_name=_text(row, "claimName"),
                 path=_text(row, "path"),
             )
-            return StagedCache(phases={name: here.phase}, row=here)
-    return StagedCache(phases=phases)
+            return StagedCache(phases={name: here.phase}, row=here, natural_name=natural)
+    return StagedCache(phases=phases, natural_name=natural)
+
+
+def _natural_name(s: struct_pb2.Struct) -> str:
+    spec = _struct(s.fields, "spec")
+    if spec is None:
+        return ""
+
+    def field(block: str, key: str) -> str:
+        fields = _struct(spec, block)
+        return _string(fields, key) if fields is not None else ""
+
+    return natural_model_name(
+        _string(spec, "source"),
+        hf_repo=field("huggingFace", "repo"),
+        oci_image=field("oci", "image"),
+        s3_uri=field("s3", "uri"),
+    )

@@ -275,6 +275,12 @@ class ModelReplicaSpec(BaseModel):
     """
     The ModelCache (same namespace) whose weights every pod mounts at /mnt/models.
     """
+    servedModelName: Annotated[
+        str | None, Field(max_length=256, pattern='^[A-Za-z0-9_][A-Za-z0-9._:/@+=-]*$')
+    ] = None
+    """
+    The model name clients send, as the ModelDeployment resolved it; vLLM gets it as --served-model-name (unless engine.args sets one), every engine as MODELFLEET_SERVED_MODEL_NAME.
+    """
     engine: Engine | None = None
     """
     What runs in every engine pod.
