@@ -101,3 +101,18 @@ def test_a_name_from_engine_args_that_does_not_fit_the_field_is_reported_not_car
     assert_valid(replica)
     assert "servedModelName" not in replica["spec"]
     assert desired_status(rsp)["servedModelName"] == "my model"
+
+
+def test_each_clusters_row_lists_the_address_its_replica_reports():
+    xr = deployment(replicas=1)
+    first = schedule(xr, [GKE])
+    [(key, replica)] = desired_resources(first).items()
+    replica["metadata"]["namespace"] = "ml-team"
+    address = "http://model-ml-team-kimi-k2-gke-us-1a2b3.modelfleet.svc.cluster.local:8000/v1"
+    for reported, row_address in ((None, None), (address, address)):
+        replica["status"] = {"phase": "Ready", "readyReplicas": 1}
+        if reported:
+            replica["status"]["address"] = reported
+        rsp = schedule(xr, [GKE], observed={key: replica})
+        [row] = desired_status(rsp)["clusters"]
+        assert row.get("address") == row_address

@@ -41,6 +41,8 @@ def deployment_status(
             row["phase"] = seen.phase if seen and seen.phase else "Pending"
             if seen and seen.message:
                 row["message"] = seen.message
+            if seen and seen.address:
+                row["address"] = seen.address
         elif isinstance(e, Rejection):
             row["phase"] = "Unschedulable"
             row["message"] = e.message

@@ -21,6 +21,7 @@ from modelfleet_contracts.models.modelreplica import ModelReplicaSpec
 from modelfleet_contracts.naming import workload_name
 from modelfleet_contracts.observed import ObservedObject, StagedCache
 from modelfleet_contracts.outcome import Outcome
+from modelfleet_contracts.serving import DEPLOYMENT_LABEL, service_address
 from modelfleet_contracts.spec import InvalidSpec, parse_spec
 
 from compose_model_replica.phases import (
@@ -29,6 +30,7 @@ from compose_model_replica.phases import (
     ReplicaPhase,
     derive_replica_phase,
 )
+from compose_model_replica.shape import replica_shape
 from compose_model_replica.status import replica_status
 from compose_model_replica.usage import cache_usage, cluster_usage
 from compose_model_replica.workloads import workload_objects
@@ -77,7 +79,13 @@ def cache_location(
     return claim, path
 
 
+def previous_address(xr: dict[str, Any]) -> str | None:
+    value = mapping_at(xr, "status").get("address")
+    return value if isinstance(value, str) and value else None
+
+
 def _kept(
+    xr: dict[str, Any],
     observed: dict[str, ObservedObject],
     spec: ModelReplicaSpec,
     why: str,
@@ -105,7 +113,10 @@ def _kept(
         phase = ReplicaPhase(
             seen.phase, f"{why}; keeping the running workload", seen.replicas, seen.ready_replicas
         )
-    out.status, out.conditions, out.ready = replica_status(phase)
+    # Where it answers is not re-derived while an input is uncertain: the address reported
+    # before stands as long as the kept workload still serves.
+    address = previous_address(xr) if serving(observed) else None
+    out.status, out.conditions, out.ready = replica_status(phase, address)
     # What it waits on (its InferenceCluster, its ModelCache) is read, not watched.
     out.recheck_soon = True
     return out
@@ -156,6 +167,7 @@ def compose_replica(
     }
     if not cluster:
         return _kept(
+            xr,
             observed,
             spec,
             f"InferenceCluster {cluster_name} not found",
@@ -165,24 +177,32 @@ def compose_replica(
     view = cluster[0]
     if not view.reachable:
         return _kept(
-            observed, spec, f"cluster {cluster_name} is not connected", WAITING_FOR_CLUSTER, usages
+            xr,
+            observed,
+            spec,
+            f"cluster {cluster_name} is not connected",
+            WAITING_FOR_CLUSTER,
+            usages,
         )
 
     claim_name = cache_path = None
     if cache_ref:
         located = cache_location(cache_ref.name, cache, cluster_name)
         if isinstance(located, str):
-            return _kept(observed, spec, located, WAITING_FOR_CACHE, usages)
+            return _kept(xr, observed, spec, located, WAITING_FOR_CACHE, usages)
         claim_name, cache_path = located
 
+    remote = workload_name(namespace, name)
+    remote_namespace = view.workload_namespace or ""
     workload, service = workload_objects(
         spec,
-        name=workload_name(namespace, name),
-        namespace=view.workload_namespace or "",
+        name=remote,
+        namespace=remote_namespace,
         provider_config=view.provider_config_name or "",
         labels=labels,
         claim_name=claim_name,
         cache_path=cache_path,
+        deployment=_text_label(metadata, DEPLOYMENT_LABEL),
     )
     out = Outcome(desired={WORKLOAD: workload, SERVICE: service})
     # The workload now reads this cache and runs on this cluster.
@@ -190,5 +210,28 @@ def compose_replica(
     phase = derive_replica_phase(
         workload["spec"]["forProvider"]["manifest"]["kind"], spec.replicas, observed.get(WORKLOAD)
     )
-    out.status, out.conditions, out.ready = replica_status(phase)
+    address = (
+        service_address(remote, remote_namespace, replica_shape(spec).port)
+        if serving(observed) and remote_namespace
+        else None
+    )
+    out.status, out.conditions, out.ready = replica_status(phase, address)
     return out
+
+
+def serving(observed: dict[str, ObservedObject]) -> bool:
+    """A serving group answers behind the Service: the workload reports a ready group (its
+    serving pod passed its HTTP readiness probe, probes.py) and the Service was applied."""
+    workload, service = observed.get(WORKLOAD), observed.get(SERVICE)
+    return (
+        workload is not None
+        and workload.remote_ready_replicas > 0
+        and service is not None
+        and service.ready
+    )
+
+
+def _text_label(metadata: dict[str, Any], key: str) -> str | None:
+    labels = metadata.get("labels")
+    value = labels.get(key) if isinstance(labels, dict) else None
+    return value if isinstance(value, str) and value else None

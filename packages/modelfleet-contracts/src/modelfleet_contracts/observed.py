@@ -73,6 +73,7 @@ class PlacedReplica:
     phase: str = ""
     message: str = ""
     ready_replicas: int = 0
+    address: str = ""  # where it answers, once it serves (its status.address)
 
     def owned_by(self, deployment: str, namespace: str) -> bool:
         return self.owner == deployment and self.owner_namespace == namespace

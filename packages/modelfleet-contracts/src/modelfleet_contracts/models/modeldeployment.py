@@ -352,6 +352,10 @@ class Cluster(BaseModel):
     """
     Why, in words.
     """
+    address: str | None = None
+    """
+    The ModelReplica's in-cluster URL here, once a serving group answers.
+    """
 
 
 class Condition(BaseModel):

@@ -364,6 +364,10 @@ class ModelReplicaStatus(BaseModel):
     """
     Serving groups ready.
     """
+    address: str | None = None
+    """
+    The in-cluster URL clients use as their OpenAI base URL (http://<service>.<namespace>.svc.cluster.local:<port>/v1); set once a serving group's HTTP endpoint answers its readiness probe.
+    """
     conditions: list[Condition] | None = None
     """
     Conditions of the resource (Crossplane sets Ready and Synced; the function sets the others).
