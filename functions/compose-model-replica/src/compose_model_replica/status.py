@@ -13,7 +13,7 @@ from compose_model_replica.phases import (
 )
 
 # WorkloadReady reasons that mean "work under way": their transitions are Normal events.
-PROGRESS_REASONS = frozenset({PROGRESSING, WAITING_FOR_CACHE, WAITING_FOR_CLUSTER})
+PROGRESS_REASONS = frozenset({PROGRESSING, WAITING_FOR_CACHE, WAITING_FOR_CLUSTER, "Pending"})
 
 
 def replica_status(

@@ -50,6 +50,16 @@ class ObservedObject:
     remote_provisioner: str = ""
     # Where the echoed remote Secret still holds values (`secret_fields_with_values`).
     exposed_secret_fields: tuple[str, ...] = ()
+    # A Gateway's `status.addresses[].value`, in order.
+    remote_addresses: tuple[str, ...] = ()
+    # An HTTPRoute's `status.parents[].conditions`, every parent's, in order.
+    remote_parent_conditions: tuple[Condition, ...] = ()
+
+    def parent_condition(self, typ: str, status: str = "True") -> Condition | None:
+        for c in self.remote_parent_conditions:
+            if c.type == typ and c.status == status:
+                return c
+        return None
 
     def remote_condition(self, typ: str, status: str = "True") -> Condition | None:
         for c in self.remote_conditions:

@@ -17,6 +17,18 @@ DEPLOYMENT_LABEL = kind_label(MODEL_DEPLOYMENT)
 VLLM_HEALTH_PATH = "/health"
 
 
+def route_path_prefix(namespace: str, deployment: str) -> str:
+    """The path a model is routed under on a cluster's Gateway, `/<namespace>/<deployment>`:
+    unique per ModelDeployment (a namespace holds one of a name), rewritten to `/` on the
+    way to the engine."""
+    return f"/{namespace}/{deployment}"
+
+
+def gateway_address(address: str, prefix: str) -> str:
+    """`http://<gateway address><prefix>/v1`: the base URL through the Gateway."""
+    return f"{SCHEME}://{address}{prefix}{OPENAI_PATH_PREFIX}"
+
+
 def service_address(service: str, namespace: str, port: int) -> str:
     """`http://<service>.<namespace>.svc.cluster.local:<port>/v1`."""
     return f"{SCHEME}://{service}.{namespace}.{CLUSTER_DOMAIN}:{port}{OPENAI_PATH_PREFIX}"

@@ -128,6 +128,26 @@ def read_observed(s: struct_pb2.Struct) -> ObservedObject:
         remote_updated_replicas=_count(remote, "updatedReplicas"),
         remote_provisioner=provisioner,
         exposed_secret_fields=exposed,
+        remote_addresses=tuple(
+            _string(a, "value") for a in _structs(remote, "addresses") if _string(a, "value")
+        ),
+        remote_parent_conditions=tuple(
+            _condition(c) for parent in _structs(remote, "parents") for c in _conditions(parent)
+        ),
+    )
+
+
+def _structs(fields: Any, key: str) -> list[Any]:
+    """The Struct items of the list at `fields[key]` (items of another kind skipped)."""
+    v = fields.get(key)
+    if v is None or not v.HasField("list_value"):
+        return []
+    return [i.struct_value.fields for i in v.list_value.values if i.HasField("struct_value")]
+
+
+def _condition(c: Any) -> Condition:
+    return Condition(
+        _string(c, "type"), _string(c, "status"), _string(c, "reason"), _string(c, "message")
     )
 
 

@@ -368,6 +368,10 @@ class ModelReplicaStatus(BaseModel):
     """
     The in-cluster URL clients use as their OpenAI base URL (http://<service>.<namespace>.svc.cluster.local:<port>/v1); set once a serving group's HTTP endpoint answers its readiness probe.
     """
+    gatewayAddress: str | None = None
+    """
+    Where the InferenceCluster declares a Gateway: the base URL through it (http://<gateway address>/<namespace>/<deployment>/v1), once the Gateway accepted the model's HTTPRoute and a serving group answers.
+    """
     conditions: list[Condition] | None = None
     """
     Conditions of the resource (Crossplane sets Ready and Synced; the function sets the others).
