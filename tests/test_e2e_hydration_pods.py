@@ -6,13 +6,20 @@ copy is checked (e2e/staged.py)."""
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
+import re
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
 from modelfleet_devtools.e2e import kubelet, pods, sources, staged
 from modelfleet_devtools.e2e.fleet import load_fleet
+from modelfleet_devtools.e2e.sources import mirror_images
+from modelfleet_devtools.loopback.hub import FakeHub, Repo
+from modelfleet_devtools.loopback.s3 import Bucket, FakeS3
 from modelfleet_devtools.paths import EXAMPLES_DIR
 
 Json = dict[str, Any]
@@ -35,14 +42,113 @@ def test_the_oci_example_is_pointed_at_the_mirror_and_only_it() -> None:
 
 
 def test_only_loopback_sources_are_staged_for_real() -> None:
-    loopback = sources.LoopbackSources(hub=_Hub(), registry="127.0.0.1:5001")  # type: ignore[arg-type]
+    loopback = sources.LoopbackSources(hub=_Hub(), registry="127.0.0.1:5001", s3=_S3())  # type: ignore[arg-type]
     loopback.images["127.0.0.1:5001/models/m:v1"] = None  # type: ignore[assignment]
     hf = ["--source=HuggingFace", f"--repo={sources.QUICKSTART_REPO}"]
     assert loopback.served_by(hf) == ""
     assert "no loopback Hub repo" in loopback.served_by(["--source=HuggingFace", "--repo=a/b"])
     assert loopback.served_by(["--source=OCI", "--image=127.0.0.1:5001/models/m:v1"]) == ""
     assert "no loopback image" in loopback.served_by(["--source=OCI", "--image=x.io/m:v1"])
-    assert "S3" in loopback.served_by(["--source=S3", "--uri=s3://b/p/"])
+    assert "no loopback S3 prefix" in loopback.served_by(["--source=S3", "--uri=s3://b/p/"])
+    assert "no loopback Git source" in loopback.served_by(["--source=Git"])
+
+
+def hydrator_argv(cache: Json) -> list[str]:
+    """The source flags compose-model-cache gives a cache's hydrator."""
+    spec = cache["spec"]
+    hf, s3, oci = (spec.get(k) or {} for k in ("huggingFace", "s3", "oci"))
+    return [
+        f"--source={spec['source']}",
+        *([f"--repo={hf['repo']}"] if hf else []),
+        *([f"--uri={s3['uri']}"] if s3 else []),
+        *([f"--image={oci['image']}"] if oci else []),
+    ]
+
+
+@pytest.mark.parametrize(
+    "example", sorted({cache["metadata"]["name"]: cache for cache, _ in sources.example_caches()})
+)
+def test_every_example_cache_stages_for_real_from_a_loopback_source(example: str) -> None:
+    cache = next(c for c, _ in sources.example_caches() if c["metadata"]["name"] == example)
+    mirror_images([cache], "127.0.0.1:5001")
+    loopback = sources.LoopbackSources(hub=_Hub(), registry="127.0.0.1:5001", s3=_S3())  # type: ignore[arg-type]
+    for repository, tags in sources.OCI_MODELS.items():
+        for tag in tags:
+            loopback.images[f"127.0.0.1:5001/{repository}:{tag}"] = None  # type: ignore[assignment]
+    assert loopback.served_by(hydrator_argv(cache)) == ""
+
+
+def test_a_cache_with_a_token_secret_stages_from_a_gated_repo() -> None:
+    gated = {name for name, repo in sources.hub_repos().items() if repo.gated}
+    assert gated == {"meta-llama/Llama-3.1-8B-Instruct"}  # examples/gated-model
+
+
+def request(url: str, headers: dict[str, str], method: str = "GET") -> tuple[int, Json, bytes]:
+    try:
+        with urllib.request.urlopen(
+            urllib.request.Request(url, headers=headers, method=method), timeout=10
+        ) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read()
+
+
+def test_a_gated_repo_serves_its_files_only_with_a_token() -> None:
+    repo = Repo(gated=True)
+    repo.commit("main", {"config.json": b"{}"})
+    with FakeHub({"org/gated": repo}) as hub:
+        url = f"{hub.endpoint}/org/gated/resolve/main/config.json"
+        status, headers, _ = request(url, {})
+        assert (status, headers.get("X-Error-Code")) == (401, "GatedRepo")
+        assert request(url, {"Authorization": "Bearer hf_abc"})[::2] == (200, b"{}")
+        assert hub.refused == ["GET /org/gated/resolve/main/config.json"]
+
+
+def test_a_repo_whose_access_is_revoked_is_refused_until_restored() -> None:
+    repo = Repo()
+    repo.commit("main", {"config.json": b"{}"})
+    with FakeHub({"org/model": repo}) as hub:
+        hub.faults.deny.add("org/model")
+        for url in ("/api/models/org/model/revision/main", "/org/model/resolve/main/config.json"):
+            assert request(hub.endpoint + url, {})[0] == 403
+        hub.faults.deny.clear()
+        assert request(f"{hub.endpoint}/org/model/resolve/main/config.json", {})[::2] == (
+            200,
+            b"{}",
+        )
+
+
+def signed_by(key: str) -> dict[str, str]:
+    return {
+        "Authorization": f"AWS4-HMAC-SHA256 Credential={key}/20260101/eu-west-1/s3/aws4_request"
+    }
+
+
+def test_s3_lists_a_prefix_and_serves_ranges_to_the_secrets_key_only() -> None:
+    weights = bytes(range(256)) * 64
+    bucket = Bucket(
+        {"m/v1/model.safetensors": weights, "m/v1/config.json": b"{}", "x": b""}, "AKID"
+    )
+    with FakeS3({"models": bucket}) as s3:
+        listing = f"{s3.endpoint}/models?list-type=2&prefix=m/v1/&encoding-type=url"
+        status, _, body = request(listing, signed_by("AKID"))
+        keys = re.findall(r"<Key>([^<]+)</Key>", body.decode())
+        assert status == 200 and keys == ["m/v1/config.json", "m/v1/model.safetensors"]
+        etags = re.findall(r"<ETag>([^<]+)</ETag>", body.decode())
+        assert etags[1] == f'"{hashlib.md5(weights).hexdigest()}"'
+        status, headers, part = request(
+            f"{s3.endpoint}/models/m/v1/model.safetensors",
+            {**signed_by("AKID"), "Range": "bytes=256-511"},
+        )
+        assert (status, part, headers["Content-Range"]) == (
+            206,
+            weights[256:512],
+            f"bytes 256-511/{len(weights)}",
+        )
+        assert request(listing, signed_by("OTHER"))[0] == 403
+        assert request(listing, {})[0] == 403
+        assert request(f"{s3.endpoint}/models/m/v1/absent", signed_by("AKID"))[0] == 404
+        assert len(s3.refused) == 2
 
 
 def test_each_revision_is_a_different_small_model() -> None:
@@ -57,6 +163,10 @@ def test_each_revision_is_a_different_small_model() -> None:
 
 class _Hub:
     repos = sources.hub_repos()
+
+
+class _S3:
+    buckets = sources.s3_buckets()
 
 
 class FakeClient:

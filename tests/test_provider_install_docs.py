@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from compose_model_cache import credentials
+from compose_model_cache.shard import credentials
 from modelfleet_devtools.e2e import crossplane as e2e_crossplane
 from test_docs import DOCS, manifests
 

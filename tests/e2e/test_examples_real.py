@@ -151,19 +151,27 @@ def fleet_folder(example: str, into: Path, registry: str) -> Path:
     return into
 
 
-# Examples whose sources the harness serves on loopback (modelfleet_devtools.e2e.sources):
-# their hydrator containers stage for real.
-STAGED_FOR_REAL = ("oci", "quickstart")
-
-
 def staged_for_real(plane: RealControlPlane, objects: list[dict]) -> int:
-    """Check every copy a hydrator container staged for the fleet's caches against its source
-    (modelfleet_devtools.e2e.staged); how many were checked."""
+    """Check that every Ready copy of the fleet's caches was staged by a hydrator container,
+    from the harness's loopback sources (modelfleet_devtools.e2e.sources), as its source holds
+    it (modelfleet_devtools.e2e.staged); how many were checked."""
     clusters = plane.clusters
     assert clusters.pods is not None and clusters.sources is not None
     caches = [plane.client.get(xr_path(o)) or {} for o in objects if o["kind"] == "ModelCache"]
     checked, problems = check_staged(clusters.pods, clusters.sources, caches)
     assert not problems, problems
+    names = {o["metadata"]["name"] for o in objects if o["kind"] == "InferenceCluster"}
+    simulated = {
+        name: c.stand_in.simulated for name, c in clusters.clusters.items() if name in names
+    }
+    assert not any(simulated.values()), f"hydration Jobs no container ran: {simulated}"
+    ready = [
+        row["name"]
+        for cache in caches
+        for row in (cache.get("status") or {}).get("clusters") or []
+        if row.get("phase") == "Ready"
+    ]
+    assert checked == len(ready), f"{len(ready)} Ready copies ({ready}), {checked} checked"
     return checked
 
 
@@ -193,7 +201,7 @@ def test_examples_reach_what_simulate_says_then_delete_cleanly(
             + differences(expected, seen)
         )
         assert not plane.clusters.stand_ins.errors()
-        assert staged_for_real(plane, objects) >= sum(e in STAGED_FOR_REAL for e in examples)
+        staged_for_real(plane, objects)
         if examples == ["quickstart"]:
             check_documented_view(plane)
         assert not leaked_secrets(plane, objects)

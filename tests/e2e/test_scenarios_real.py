@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from modelfleet_cli.simulate.hydration import HydrationFault
 from modelfleet_devtools.e2e.fleet import (
     ServedFleet,
     apply_fleet,
@@ -141,9 +140,10 @@ def test_a_source_change_rehydrates_while_serving_goes_on(fleet: Fleet) -> None:
 
 
 def test_a_failed_hydration_shows_failed_then_recovers_when_retried(fleet: Fleet) -> None:
-    stand_in = fleet.plane.clusters.clusters[CLUSTER].stand_in
-    cache = f"{fleet.cache['metadata']['namespace']}/{fleet.cache['metadata']['name']}"
-    stand_in.faults.append(HydrationFault(failures=None, cache=cache))
+    # The Hub refuses the repo (access revoked): every hydrator container's attempt fails.
+    sources = fleet.plane.clusters.sources
+    assert sources is not None
+    sources.hub.faults.deny.add(QUICKSTART_REPO)
     served = fleet.served_path()
     fleet.change_revision("refs/pr/2")
     wait_for(
@@ -156,7 +156,7 @@ def test_a_failed_hydration_shows_failed_then_recovers_when_retried(fleet: Fleet
     assert fleet.served_path() == served and fleet.ready(fleet.deployment), "serving must go on"
 
     # Retry as docs/modelcache.md says: fix the cause, delete the failed Job's Object.
-    stand_in.faults.clear()
+    sources.hub.faults.deny.clear()
     jobs = [
         o for o in fleet.plane.client.list(OBJECTS)
         if o["spec"]["forProvider"]["manifest"].get("kind") == "Job"

@@ -310,6 +310,9 @@ def test_upgrading_from_the_previous_release_loses_nothing(fleet: Fleet) -> None
              f"previous release ({previous.root.name})", timeout=300, every=2)  # fmt: skip
     before = fleet.snapshot()
     assert before["claims"] and before["serving Deployments"] and before["hydration Jobs run"]
+    # The previous release's Jobs ran its own hydrator image, as containers, from the Hub.
+    simulated = {c: plane.clusters.clusters[c].stand_in.simulated for c in CLUSTERS}
+    assert not any(simulated.values()), f"hydration Jobs no container ran: {simulated}"
     phases = {"staged by the previous release": time.monotonic() - started}
     with Watch(fleet) as watch:
         upgrade(plane, current_release())

@@ -24,9 +24,9 @@ import sys
 from collections import Counter
 from typing import Any
 
+from compose_model_cache.cache.shards import SHARD_SIZE
 from compose_model_cache.fn import CLUSTERS, run_function
 from compose_model_cache.main import NAME
-from compose_model_cache.shards import SHARD_SIZE
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.api import MODEL_CACHE_SHARD
 from modelfleet_contracts.edge.requirements import cluster_requirement

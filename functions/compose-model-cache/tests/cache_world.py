@@ -3,9 +3,9 @@
 import copy
 from typing import Any
 
+from compose_model_cache.cache.handover import cluster_part as _cluster_part
 from compose_model_cache.fingerprint import source_fingerprint
 from compose_model_cache.fn import CLUSTERS, run_function
-from compose_model_cache.handover import cluster_part as _cluster_part
 from compose_model_cache.keys import resource_keys
 from compose_model_cache.main import NAME
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1

@@ -12,7 +12,7 @@ import copy
 
 import pytest
 from cache_world import US, complete, keys, model_cache, reconcile, rows, with_status
-from compose_model_cache.claim_size import (
+from compose_model_cache.shard.claim_size import (
     AS_REQUESTED,
     CLAIMS_SIZED,
     GUIDE,

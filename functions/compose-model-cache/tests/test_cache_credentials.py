@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from cache_world import model_cache, reconcile, with_status
-from compose_model_cache.credentials import CREDENTIALS_REDACTED, EXPOSED, REDACTED
+from compose_model_cache.shard.credentials import CREDENTIALS_REDACTED, EXPOSED, REDACTED
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.observed import LAST_APPLIED, REDACTED_SECRET_DATA
 from modelfleet_devtools.requests import condition_status, conditions, desired_resources, events

@@ -5,11 +5,11 @@ from typing import Any
 
 import pytest
 from cache_world import OFFLINE, US, keys, model_cache
-from compose_model_cache.fleet import compose_fleet
-from compose_model_cache.handover import LegacyObject
+from compose_model_cache.cache.fleet import compose_fleet
+from compose_model_cache.cache.handover import LegacyObject
+from compose_model_cache.cache.shards import ObservedShard, shard_entry, shard_key
 from compose_model_cache.keys import access_keys
-from compose_model_cache.shard import compose_shard
-from compose_model_cache.shards import ObservedShard, shard_entry, shard_key
+from compose_model_cache.shard.core import compose_shard
 from modelfleet_contracts.clusters import read_cluster
 from modelfleet_contracts.observed import Condition, ObservedObject
 

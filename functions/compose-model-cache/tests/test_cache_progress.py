@@ -17,7 +17,7 @@ from cache_world import (
     rows,
     with_status,
 )
-from compose_model_cache.progress import JobReport, hydrating_message
+from compose_model_cache.shard.progress import JobReport, hydrating_message
 from modelfleet_contracts.hydration import (
     BYTES_DONE,
     BYTES_TOTAL,

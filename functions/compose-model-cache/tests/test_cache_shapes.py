@@ -1,9 +1,8 @@
 """What the cache composes on a cluster, stamped from the shape shared by every cluster, is
 exactly what building it for that cluster gives, for any cluster and any kind of cache."""
 
-from compose_model_cache.core import spec_problem
 from compose_model_cache.fingerprint import source_fingerprint
-from compose_model_cache.manifests import (
+from compose_model_cache.shard.manifests import (
     CacheRef,
     claim_object,
     cluster_values,
@@ -11,6 +10,7 @@ from compose_model_cache.manifests import (
     job_object,
     secret_object,
 )
+from compose_model_cache.staging import spec_problem
 from hypothesis import given
 from hypothesis import strategies as st
 from modelfleet_contracts.clusters import ClusterView

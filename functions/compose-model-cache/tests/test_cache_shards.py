@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 from cache_world import RUNNER, US, model_cache
+from compose_model_cache.cache.fleet import compose_fleet
+from compose_model_cache.cache.shards import SHARD_SIZE, ObservedShard, assign_shards, shard_key
 from compose_model_cache.fingerprint import source_fingerprint
-from compose_model_cache.fleet import compose_fleet
 from compose_model_cache.fn import CLUSTERS
-from compose_model_cache.shards import SHARD_SIZE, ObservedShard, assign_shards, shard_key
 from hypothesis import given
 from hypothesis import strategies as st
 from modelfleet_contracts.clusters import read_cluster
@@ -206,3 +206,52 @@ def test_a_mangled_shard_status_never_crashes_the_cache_nor_costs_a_shard(data):
     )
     assert not crashed(rsp) and says_something(rsp)
     assert "shard-0" in desired_resources(rsp)
+
+
+@pytest.mark.parametrize(
+    ("row", "artifact_ready"),
+    [
+        pytest.param(
+            {"phase": "Pending", "reason": "ClaimNotFound", "message": "looking for claim x"},
+            "ClaimNotFound",
+            id="a row's reason is the cache's, whatever its message says",
+        ),
+        pytest.param(
+            {"phase": "Pending", "reason": "TokenSecretMissing", "message": "no Secret hf"},
+            "TokenSecretMissing",
+            id="a missing token",
+        ),
+        pytest.param(
+            {"phase": "Pending", "message": "gke-us: claim not found (ClaimNotFound)"},
+            "Hydrating",
+            id="a message is words, never parsed for a reason",
+        ),
+        pytest.param(
+            {"phase": "Pending", "reason": "Mangled"},
+            "Hydrating",
+            id="a reason the cache does not know is none, and not listed",
+        ),
+    ],
+)
+def test_the_cache_reads_why_a_cluster_waits_from_its_rows_reason(row, artifact_ready):
+    shards = {
+        shard_key(0): listing(
+            "gke-eu",
+            "gke-us",
+            rows={
+                "gke-eu": READY_ROW | {"name": "gke-eu", "fingerprint": FINGERPRINT},
+                "gke-us": {"name": "gke-us", "fingerprint": FINGERPRINT, **row},
+            },
+            # What the shard's own condition says is not what the cache reads.
+            conditions={"ArtifactReady": {"type": "ArtifactReady", "status": "False"}},
+        )
+    }
+    clusters = [read_cluster(c) for c in TWO]
+    outcome = fleet(model_cache(), clusters, shards)
+    artifact = {c.type: c for c in outcome.conditions}["ArtifactReady"]
+    expected = "Partial" if artifact_ready == "Hydrating" else artifact_ready
+    assert (artifact.status, artifact.reason) == (False, expected)
+    assert outcome.status is not None
+    reported = {r["name"]: r for r in outcome.status["clusters"]}["gke-us"]
+    known = row.get("reason") if artifact_ready != "Hydrating" else None
+    assert reported.get("reason") == known

@@ -1,14 +1,17 @@
 """The cross-function contracts, as the functions on both sides rely on them."""
 
 import re
+from dataclasses import replace
 
 import pytest
 from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelfleet_contracts.clusters import matches_selector, read_cluster
+from modelfleet_contracts.clusters import matches_selector, read_cluster, select
 from modelfleet_contracts.conditions import Status, listed
 from modelfleet_contracts.edge.report import report, set_composite_ready
 from modelfleet_contracts.labels import owner_labels
+from modelfleet_contracts.models.modelcache import ModelCacheSpec
+from modelfleet_contracts.models.modeldeployment import ModelDeploymentSpec
 from modelfleet_contracts.mounts import MODEL_MOUNT_PATH, mounted_model_path
 from modelfleet_contracts.naming import cache_claim_name, remote_name, workload_name
 from modelfleet_contracts.objects import (
@@ -127,6 +130,33 @@ def test_an_object_wraps_the_manifest_for_the_clusters_provider_config():
 )
 def test_cluster_selectors_follow_kubernetes_label_selector_rules(labels, selector, matches):
     assert matches_selector(labels, selector) is matches
+
+
+@pytest.mark.parametrize(
+    ("selector", "selected"),
+    [
+        (None, ["a-eu", "b-us", "c-us"]),
+        ({}, ["a-eu", "b-us", "c-us"]),
+        ({"matchLabels": {"region": "us"}}, ["b-us", "c-us"]),
+        (
+            {"matchExpressions": [{"key": "region", "operator": "NotIn", "values": ["us"]}]},
+            ["a-eu"],
+        ),
+    ],
+    ids=["no selector", "empty selector", "matchLabels", "matchExpressions"],
+)
+def test_one_selection_serves_the_cache_and_the_deployment(selector, selected):
+    """Both XRs' `spec.clusterSelector` (each its own generated model) select the same
+    clusters, by name, and never an InferenceCluster without a name."""
+    fleet = [
+        read_cluster(inference_cluster(name, labels={"region": name.split("-")[1]}))
+        for name in ("c-us", "a-eu", "b-us")
+    ]
+    fleet.append(replace(fleet[0], name=""))
+    cache = ModelCacheSpec.model_validate({"source": "S3", "clusterSelector": selector})
+    deployment = ModelDeploymentSpec.model_validate({"clusterSelector": selector})
+    for given in (selector, cache.clusterSelector, deployment.clusterSelector):
+        assert [v.name for v in select(fleet, given)] == selected
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
-from compose_model_cache.hydration_command import hydration_argv
+from compose_model_cache.shard.hydration_command import hydration_argv
 from modelfleet_contracts import hydration
 from modelfleet_contracts.hydration import DEFAULT_IMAGE, PYTHON_IN_IMAGE, SCRIPT_PATH_IN_IMAGE
 from modelfleet_contracts.models.modelcache import HuggingFace

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from cache_world import desired_resources, keys, model_cache, reason, reconcile, rows
 from compose_model_cache.fingerprint import source_fingerprint
-from compose_model_cache.hydration_command import hydration_argv
+from compose_model_cache.shard.hydration_command import hydration_argv
 from huggingface_hub.constants import DOWNLOAD_CHUNK_SIZE
 from hydrator_world import (
     CLUSTER,

@@ -17,7 +17,7 @@ FINGERPRINT_LEN = 12
 
 
 def source_of(spec: ModelCacheSpec) -> HuggingFace | S3 | Oci:
-    """The block `spec.source` selects. A spec `spec_problem` (core.py) passed always has it;
+    """The block `spec.source` selects. A spec `spec_problem` (staging.py) passed always has it;
     one that did not is refused loudly rather than fingerprinted as some other source."""
     blocks = {Source.S3: spec.s3, Source.OCI: spec.oci, Source.HuggingFace: spec.huggingFace}
     block = blocks[spec.source]

@@ -3,6 +3,7 @@
 from typing import Any
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from google.protobuf import struct_pb2
 from modelfleet_contracts.api import MODEL_CACHE_SHARD
 from modelfleet_contracts.edge import structs
 from modelfleet_contracts.edge.clusters import read_cluster_struct
@@ -15,13 +16,16 @@ from modelfleet_contracts.edge.requirements import (
     resolved_named,
 )
 from modelfleet_contracts.fields import list_at, mapping_at, mapping_path
+from modelfleet_contracts.immutable import JOB_GENERATED_TEMPLATE_LABELS
+from modelfleet_contracts.stamps import Verbatim
 
-from compose_model_cache.existing import ECHOED_SPEC_READ
-from compose_model_cache.fleet import compose_fleet
-from compose_model_cache.handover import LegacyObject
+from compose_model_cache.cache.fleet import compose_fleet
+from compose_model_cache.cache.handover import LegacyObject
+from compose_model_cache.cache.shards import ObservedShard, shard_index
 from compose_model_cache.keys import echoed_key
-from compose_model_cache.shard import cluster_names, compose_shard
-from compose_model_cache.shards import ObservedShard, shard_index
+from compose_model_cache.shard.core import compose_shard
+from compose_model_cache.shard.existing import ECHOED_SPEC_READ, TEMPLATE
+from compose_model_cache.shard.plan import cluster_names
 from compose_model_cache.status import PROGRESS_REASONS
 
 CLUSTERS = "inference-clusters"
@@ -68,12 +72,59 @@ READ_PATHS: structs.Paths = {
 
 
 def echoed_and_asked(s: Any) -> tuple[dict[str, Any], str | None]:
-    """The remote object an observed Object echoes (only the parts of READ_PATHS), and the
-    name in its own `spec.forProvider.manifest`, if it has one."""
+    """The remote object an observed Object echoes (only the parts of READ_PATHS, and a
+    Job's pod template as composable `Verbatim`), and the name in its own
+    `spec.forProvider.manifest`, if it has one."""
     read = structs.project(s, READ_PATHS)
     asked = mapping_path(read, "spec", "forProvider", "manifest", "metadata").get("name")
     echoed = mapping_path(read, "status", "atProvider", "manifest")
+    spec = echoed.get("spec")
+    if echoed.get("kind") == "Job" and isinstance(spec, dict):
+        template = composable_template(_echoed_template(s))
+        if template is not None:
+            spec[TEMPLATE] = template
     return echoed, asked if isinstance(asked, str) else None
+
+
+def _echoed_template(s: Any) -> struct_pb2.Value | None:
+    fields = s.fields
+    for key in ("status", "atProvider", "manifest", "spec"):
+        if key not in fields or fields[key].WhichOneof("kind") != "struct_value":
+            return None
+        fields = fields[key].struct_value.fields
+    return fields.get(TEMPLATE)
+
+
+def composable_template(template: struct_pb2.Value | None) -> Verbatim | None:
+    """An echoed Job's pod template as a Job composed under its name may carry it: without
+    the labels generated from the Job's uid and name and the empty `creationTimestamp` the
+    API server echoes (existing.py says why), copied as protobuf. None for a template that
+    is absent, empty or not a mapping."""
+    if template is None or template.WhichOneof("kind") != "struct_value":
+        return None
+    if not template.struct_value.fields:
+        return None
+    copied = struct_pb2.Value()
+    copied.CopyFrom(template)
+    fields = copied.struct_value.fields
+    if "metadata" in fields:
+        metadata = fields["metadata"]
+        if metadata.WhichOneof("kind") == "struct_value":
+            meta = metadata.struct_value.fields
+            if "creationTimestamp" in meta:
+                del meta["creationTimestamp"]
+            if "labels" in meta:
+                labels = meta["labels"]
+                if labels.WhichOneof("kind") == "struct_value":
+                    own = labels.struct_value.fields
+                    for generated in JOB_GENERATED_TEMPLATE_LABELS:
+                        if generated in own:
+                            del own[generated]
+                if labels.WhichOneof("kind") != "struct_value" or not labels.struct_value.fields:
+                    del meta["labels"]
+        if metadata.WhichOneof("kind") != "struct_value" or not metadata.struct_value.fields:
+            del fields["metadata"]
+    return Verbatim(copied)
 
 
 def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:

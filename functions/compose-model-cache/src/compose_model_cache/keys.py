@@ -11,8 +11,8 @@ provider-kubernetes.
 Releases before this one composed, beside each Job, its own ServiceAccount, Role and
 RoleBinding (named like the Job) under the Job's key with a suffix (`access_keys`); Jobs now
 run under the cluster's hydrator account, and those keys are read only to keep a running
-Job's access until it finishes (core.py), then to let it go. Releases before that composed
-every source's Job under `<cluster>-hydrate` (the legacy key), its access under
+Job's access until it finishes (shard/hydration_job.py), then to let it go. Releases
+before that composed every source's Job under `<cluster>-hydrate` (the legacy key), its access under
 `<cluster>-hydrate-account` and so on: `current_job_keys` says what becomes of such an
 Object after an upgrade.
 """

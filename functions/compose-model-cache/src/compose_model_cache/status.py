@@ -4,7 +4,7 @@ docs/modelcache.md lists."""
 from modelfleet_contracts.clusters import ClusterView
 from modelfleet_contracts.conditions import Status, listed
 
-from compose_model_cache.phases import (
+from compose_model_cache.rows import (
     CLAIM_NOT_FOUND,
     FAILED,
     HYDRATING,
@@ -13,6 +13,11 @@ from compose_model_cache.phases import (
     TOKEN_SECRET_MISSING,
     ClusterPhase,
 )
+
+# Conditions a shard reports of its own clusters and the ModelCache of all of them
+# (claim_size.py, credentials.py).
+CLAIMS_SIZED = "ClaimsSized"
+CREDENTIALS_REDACTED = "CredentialsRedacted"
 
 # ArtifactReady reasons that mean "work under way": their transitions are Normal events.
 PROGRESS_REASONS = frozenset({"Hydrating", "Partial"})

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from modelfleet_contracts.api import API_VERSION, MODEL_DEPLOYMENT, MODEL_REPLICA
-from modelfleet_contracts.clusters import SELECTED_CLUSTERS, ClusterView, matches_selector
+from modelfleet_contracts.clusters import SELECTED_CLUSTERS, ClusterView, select
 from modelfleet_contracts.conditions import Status
 from modelfleet_contracts.fields import mapping_at
 from modelfleet_contracts.labels import CLUSTER_LABEL, owner_labels
@@ -133,15 +133,7 @@ def compose_deployment(
     name, namespace = str(metadata.get("name", "")), str(metadata.get("namespace", ""))
     staged = cache[0] if cache else None
     cache_phases = staged.phases if staged is not None else {}
-    selector = (
-        spec.clusterSelector.model_dump(mode="json", exclude_none=True, warnings=False)
-        if spec.clusterSelector
-        else None
-    )
-    views = sorted(
-        (v for v in clusters if v.name and matches_selector(v.labels, selector)),
-        key=lambda v: v.name,
-    )
+    views = select(clusters, spec.clusterSelector)
     others = [r for r in replicas if not r.owned_by(name, namespace)]
     used: dict[tuple[str, str], int] = {}
     for r in others:

@@ -4,8 +4,11 @@ Consumers (the cache, the scheduler, the replica) read an InferenceCluster only 
 this module, and only from its observed `status` — never ahead of what was observed.
 """
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+from pydantic import BaseModel
 
 from modelfleet_contracts.conditions import condition_true
 from modelfleet_contracts.fields import as_int, list_at, mapping_at
@@ -156,3 +159,17 @@ def matches_selector(labels: dict[str, str], selector: dict[str, Any] | None) ->
         if op == "DoesNotExist" and key in labels:
             return False
     return True
+
+
+def select(clusters: Iterable[ClusterView], selector: Any) -> list[ClusterView]:
+    """The named clusters `selector` matches, sorted by name.
+
+    `selector` is an XR's `spec.clusterSelector`: a generated pydantic model, its plain
+    mapping, or None. None or empty selects every cluster (`matches_selector`).
+    """
+    if isinstance(selector, BaseModel):
+        selector = selector.model_dump(mode="json", exclude_none=True, warnings=False)
+    return sorted(
+        (v for v in clusters if v.name and matches_selector(v.labels, selector)),
+        key=lambda v: v.name,
+    )

@@ -9,6 +9,7 @@ resource. `apply_outcome` converts a shape once and copies it (in C) per stamp;
 """
 
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,6 +69,52 @@ class Stamp:
         data = copy.deepcopy(self.shape.data)
         _fill(data, self.shape.holes, self.values)
         return data
+
+    def replacing(self, at: tuple[str, ...], fields: Mapping[str, Any]) -> dict[str, Any]:
+        """The resource as plain data, the mapping at path `at` with `fields` in place of
+        its own (a value `DROP`: the field left out). Only what stays is copied: the
+        replaced fields are neither copied nor stamped, and the values in `fields` are
+        shared, not copied."""
+        data = _copy_except(self.shape.data, at, fields.keys())
+        _fill(data, _pruned(self.shape.holes, at, fields.keys()), self.values)
+        node = data
+        for key in at:
+            node = node[key]
+        node.update({k: v for k, v in fields.items() if v is not DROP})
+        return data
+
+
+@dataclass(frozen=True)
+class Verbatim:
+    """A value carried from the request to the response as it is: a protobuf
+    `struct_pb2.Value` the edge read and copies (in C) where it is written, never converted
+    to plain data. The core moves it around and never looks inside."""
+
+    value: Any
+
+
+# In `Stamp.replacing`: leave the field out.
+DROP = object()
+
+
+def _copy_except(data: dict[str, Any], at: tuple[str, ...], gone: Any) -> dict[str, Any]:
+    if not at:
+        return {k: copy.deepcopy(v) for k, v in data.items() if k not in gone}
+    head, *rest = at
+    return {
+        k: _copy_except(v, tuple(rest), gone) if k == head else copy.deepcopy(v)
+        for k, v in data.items()
+    }
+
+
+def _pruned(node: Trie, at: tuple[str, ...], gone: Any) -> Trie:
+    if not at:
+        return {k: v for k, v in node.items() if k not in gone}
+    head, *rest = at
+    below = node.get(head)
+    if not isinstance(below, dict):
+        return node
+    return {**node, head: _pruned(below, tuple(rest), gone)}
 
 
 def _fill(data: Any, node: Trie, values: dict[str, Any]) -> None:

@@ -11,7 +11,7 @@ from typing import Any, TypeAlias
 
 from google.protobuf import struct_pb2
 
-from modelfleet_contracts.stamps import Stamp, Trie
+from modelfleet_contracts.stamps import Stamp, Trie, Verbatim
 
 
 def _value(v: struct_pb2.Value) -> Any:
@@ -62,6 +62,8 @@ def _set(target: struct_pb2.Value, value: Any) -> None:
             _set(values.add(), v)
     elif value is None:
         target.null_value = struct_pb2.NULL_VALUE
+    elif isinstance(value, Verbatim):
+        target.CopyFrom(value.value)
     else:
         raise ValueError(f"cannot encode a {type(value).__name__} in a Struct")
 

@@ -411,6 +411,15 @@ class Phase(StrEnum):
     Failed = 'Failed'
 
 
+class Reason(StrEnum):
+    """
+    What blocks the cluster, when more than its phase says, in CamelCase (ClaimNotFound, TokenSecretMissing); the ArtifactReady reason it gives.
+    """
+
+    ClaimNotFound = 'ClaimNotFound'
+    TokenSecretMissing = 'TokenSecretMissing'
+
+
 class Cluster(BaseModel):
     """
     Staging state on one cluster.
@@ -423,6 +432,10 @@ class Cluster(BaseModel):
     phase: Phase
     """
     Pending, Hydrating, Ready or Failed.
+    """
+    reason: Reason | None = None
+    """
+    What blocks the cluster, when more than its phase says, in CamelCase (ClaimNotFound, TokenSecretMissing); the ArtifactReady reason it gives.
     """
     message: str | None = None
     """

@@ -119,6 +119,15 @@ class Phase(StrEnum):
     Failed = 'Failed'
 
 
+class Reason(StrEnum):
+    """
+    What blocks the cluster, when more than its phase says, in CamelCase (ClaimNotFound, TokenSecretMissing); the ArtifactReady reason it gives.
+    """
+
+    ClaimNotFound = 'ClaimNotFound'
+    TokenSecretMissing = 'TokenSecretMissing'
+
+
 class Cluster1(BaseModel):
     """
     Staging state on one cluster.
@@ -131,6 +140,10 @@ class Cluster1(BaseModel):
     phase: Phase
     """
     Pending, Hydrating, Ready or Failed.
+    """
+    reason: Reason | None = None
+    """
+    What blocks the cluster, when more than its phase says, in CamelCase (ClaimNotFound, TokenSecretMissing); the ArtifactReady reason it gives.
     """
     message: str | None = None
     """

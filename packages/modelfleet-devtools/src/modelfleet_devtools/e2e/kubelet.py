@@ -10,11 +10,11 @@ Deployment controller writes), so `modelfleet simulate` and the real run share o
   image was published here and its source is a loopback one (sources.py): the hydrator stages
   into the claim's directory and reports its progress on the Job itself, and the Job's status
   follows the container's exit code, a failed attempt's pod replaced on the next pass until
-  the backoff limit. Any other hydration Job (S3, a Hub repo the loopback Hub does not hold,
-  an image a previous release composes but never published) reports the simulator's progress
-  over a few passes, then completes. While a fault matches its cache, its attempts fail
-  without a pod (modelfleet_cli.simulate.hydration). No pod runs while its ServiceAccount
-  does not exist; kube-controller-manager's TTL controller deletes a Job once finished;
+  the backoff limit. Any other hydration Job (a source no loopback serves, an image nothing
+  published here) reports the simulator's progress over a few passes, then completes; the
+  examples and scenarios allow none (`simulated` says why, per Job). No pod runs while its
+  ServiceAccount does not exist; kube-controller-manager's TTL controller deletes a Job once
+  finished;
 - a Deployment or LeaderWorkerSet becomes Available with all its replicas, unless the cluster
   is told it has no room.
 """
@@ -77,7 +77,6 @@ class KubeletStandIn:
     name: str
     client: KubeClient
     room: bool = True  # False: no node has room, so no workload becomes Available
-    faults: list[hydration.HydrationFault] = field(default_factory=list)
     passes: dict[str, int] = field(default_factory=dict)  # Job uid -> passes it has run
     # What was downloaded: every hydration Job run (uid -> namespace/name), and the bytes its
     # hydrator reported fetching, summed over every Job.
@@ -147,11 +146,6 @@ class KubeletStandIn:
             self.hydrations.setdefault(meta["uid"], f"{meta['namespace']}/{meta['name']}")
             status = dict(job.get("status") or {})
             status.setdefault("startTime", _now())
-            fault = hydration.matching_fault(self.faults, job)
-            if fault is not None:
-                hydration.fail_attempt(job, fault)
-                self.client.merge_patch(path, {"status": _failed(job, status)}, status=True)
-                continue
             if self._runs_pod(job):
                 self._run_pod(job, path, status)
                 continue

@@ -13,7 +13,8 @@
   per pod. The service-account volume is a TokenRequest for the pod's ServiceAccount, with
   the cluster's CA and the namespace, at /var/run/secrets/kubernetes.io/serviceaccount.
 - **Network:** the host's (everything here listens on loopback), and `extra_env` (the egress
-  mirrors the cluster is configured with, e.g. HF_ENDPOINT).
+  mirrors the cluster is configured with, e.g. HF_ENDPOINT), which the container's own env
+  overrides.
 """
 
 from __future__ import annotations
@@ -133,13 +134,12 @@ class PodRunner:
             self.podman.pull(reference)
             self.pulled.add(reference)
         server = urlparse(client.config.server)
-        env.update(
-            {
-                "KUBERNETES_SERVICE_HOST": server.hostname or "127.0.0.1",
-                "KUBERNETES_SERVICE_PORT": str(server.port or 443),
-                **self.extra_env,
-            }
-        )
+        env = {
+            **self.extra_env,
+            **env,
+            "KUBERNETES_SERVICE_HOST": server.hostname or "127.0.0.1",
+            "KUBERNETES_SERVICE_PORT": str(server.port or 443),
+        }
         command = container.get("command")
         argv = self.podman.run_argv(
             name, reference, env=env, mounts=mounts, entrypoint=command,

@@ -7,6 +7,7 @@ this checkout; the previous one a commit of this repository's history, taken wit
 
 from __future__ import annotations
 
+import runpy
 import shutil
 import subprocess
 import tarfile
@@ -39,6 +40,14 @@ class Release:
     name: str  # "previous" or "current": prefixes nothing for the current release's containers
     root: Path
     version: str
+
+    def default_hydrator_image(self) -> str:
+        """The hydrator image this release's compose-model-cache puts in a Job by default,
+        read from its own contracts (a module of the standard library only)."""
+        hydration = (
+            self.root / "packages/modelfleet-contracts/src/modelfleet_contracts/hydration.py"
+        )
+        return str(runpy.run_path(str(hydration))["DEFAULT_IMAGE"])
 
     def xrd_names(self) -> list[str]:
         """The CompositeResourceDefinitions this release installs (its own `apis/`): the

@@ -12,12 +12,13 @@ from pathlib import Path
 import yaml
 
 from ..realcp import SHARED_REALCP_DIR, realcp_binary
-from ..release.build import ReleaseBuild, Tools
+from ..release import images
+from ..release.build import HYDRATOR, ReleaseBuild, Tools
 from . import crossplane, functions, packages
 from .containers import Podman
 from .kube import KubeClient, resource_path
 from .kubernetes import start_kubernetes
-from .pods import PodRunner
+from .pods import PodRunner, mirrored
 from .processes import Processes, wait_for
 from .release import Release, current_release
 from .sources import start_sources
@@ -156,14 +157,22 @@ def configuration(version: str) -> dict[str, object]:
 
 def publish(plane: RealControlPlane, release: Release) -> None:
     """Build `release` as `modelfleet-release` does and push it to the local registry; the
-    package runtime then runs the function packages of its version."""
+    package runtime then runs the function packages of its version.
+
+    Its hydrator image is also tagged as the image its Jobs name by default, where that is
+    another tag (v0.1.0 composed `model-hydrator:0.1.0` but was published as `v0.1.0`): the
+    Jobs of a release installed before the upgrade run that release's own hydrator."""
     tools = Tools(crossplane=plane.bins / "crossplane", crane=plane.bins / "crane")
     build = ReleaseBuild(
         release.root, plane.registry.host, release.version,
         plane.work / "release-build" / release.name, tools, epoch=E2E_EPOCH,
         base_cache=RELEASE_BASE_CACHE,
     )  # fmt: skip
-    build.run()
+    built = build.run()
+    hydrator = next(a for a in built if a.name == HYDRATOR)
+    composed = mirrored(release.default_hydrator_image(), plane.registry.host)
+    if composed and composed != hydrator.reference:
+        images.tag(tools.crane, hydrator.pinned, composed.rpartition(":")[2])
     plane.runtime.publishes(release)
 
 
@@ -203,7 +212,7 @@ def start_control_plane(
         )
         podman = Podman.under(work / "podman")
         sources = start_sources(registry.host)
-        pods = PodRunner(podman, work, registry.host, {"HF_ENDPOINT": sources.hub.endpoint})
+        pods = PodRunner(podman, work, registry.host, sources.node_env())
         clusters = WorkloadClusters(processes, bins, work, client, lws_crd, pods, sources)
         certs = functions.serving_certificates(root_ca, work, client)
         runtime = functions.FunctionRuntime(processes, podman, certs, work, registry.host)
@@ -240,7 +249,7 @@ def start_control_plane(
     except BaseException:
         processes.stop_all()
         if "sources" in locals():
-            sources.hub.stop()
+            sources.stop()
         if "podman" in locals():
             podman.remove_all()
         raise

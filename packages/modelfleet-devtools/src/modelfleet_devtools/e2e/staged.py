@@ -1,6 +1,6 @@
 """What a hydration container staged, read back from the claim's directory.
 
-A cache's row that is Ready on a cluster names its claim and its copy (the fingerprint). When
+A cache's row that is Ready on a cluster names its claim and its copy (its path in the claim). When
 the cache's source is a loopback one (sources.py), the copy is checked against the source:
 exactly the files the source holds at the revision the marker records (for the Hub, those the
 cache's include and exclude patterns select), byte for byte, and the completion marker naming
@@ -46,6 +46,8 @@ def wanted_files(
         if pushed is None:
             return {}, ""
         return pushed.files, pushed.image.digest
+    if spec.get("source") == "S3":  # no revision: the prefix's objects as they are
+        return sources.s3_files((spec.get("s3") or {}).get("uri", "")), ""
     return {}, ""
 
 
@@ -78,7 +80,8 @@ def check_staged(
             claims = list((pods.work / "volumes" / row["name"]).glob(f"*/{row['claimName']}"))
             if not claims:
                 continue  # not a claim a container wrote to (a simulated Job's)
-            copy = claims[0] / row["fingerprint"]
+            # The row's path: the fingerprint, under the cache's own folder in a shared claim.
+            copy = claims[0] / (row.get("path") or row["fingerprint"])
             try:
                 marker = json.loads((copy / MARKER).read_text())
             except (OSError, ValueError) as error:
@@ -89,7 +92,7 @@ def check_staged(
                 continue
             checked += 1
             problems += copy_problems(copy, files, marker, row["fingerprint"])
-            if marker.get("revision") != resolved:
+            if str(marker.get("revision") or "") != resolved:
                 problems.append(
                     f"{copy}: staged revision {marker.get('revision')!r}, the source's "
                     f"is {resolved!r}"

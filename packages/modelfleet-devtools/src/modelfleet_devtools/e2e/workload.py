@@ -207,4 +207,4 @@ class WorkloadClusters:
         if self.pods is not None:
             self.pods.stop_all()
         if self.sources is not None:
-            self.sources.hub.stop()
+            self.sources.stop()

@@ -66,11 +66,13 @@ def tree_entry(name: str, data: bytes) -> dict[str, Any]:
 @dataclass
 class Repo:
     """Commits by sha (file name -> content), their tree entries (file name -> what the Hub
-    lists for it) and refs (branch or tag -> sha)."""
+    lists for it) and refs (branch or tag -> sha). A gated repo's files are served only to a
+    request that carries a token, as the Hub serves them only to users granted access."""
 
     commits: dict[str, dict[str, bytes]] = field(default_factory=dict)
     trees: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     refs: dict[str, str] = field(default_factory=dict)
+    gated: bool = False
 
     def commit(self, ref: str, files: dict[str, bytes]) -> str:
         sha = hashlib.sha1(json.dumps(sorted(files), default=str).encode() + ref.encode())
@@ -87,13 +89,15 @@ class Repo:
 
 @dataclass
 class Faults:
-    """Ways to make a download fail, each once: the first GET (drop, stall) or the first
-    request (forbid) for that file."""
+    """Ways to make a download fail: each once, the first GET (drop, stall) or the first
+    request (forbid) for that file; or every request for a repo until it is taken out of
+    `deny` (access revoked)."""
 
     drop_after: dict[str, int] = field(default_factory=dict)  # send N bytes, close the socket
     stall_after: dict[str, int] = field(default_factory=dict)  # send N bytes, wait for release
     forbid: set[str] = field(default_factory=set)  # answer 403 (like a gated file)
     corrupt: set[str] = field(default_factory=set)  # serve the right size, one byte flipped
+    deny: set[str] = field(default_factory=set)  # repos answering 403 to every request
 
 
 class Link:
@@ -125,6 +129,7 @@ class FakeHub(LoopbackServer):
         self.lock = threading.Lock()
         self.bytes_served: Counter[str] = Counter()  # file bytes per "repo/file"
         self.requests: list[tuple[str, str, str]] = []  # (method, path, Range header)
+        self.refused: list[str] = []  # "METHOD path" of gated files asked for without a token
         hub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -162,7 +167,14 @@ class FakeHub(LoopbackServer):
         path = unquote(urlsplit(h.path).path)
         with self.lock:
             self.requests.append((h.command, path, h.headers.get("Range") or ""))
-        if path.startswith("/api/models/"):
+            denied = any(
+                path.startswith((f"/api/models/{repo}/", f"/{repo}/"))
+                or path == f"/api/models/{repo}"
+                for repo in self.faults.deny
+            )
+        if denied:
+            self.reply(h, 403, b"{}", {"X-Error-Code": "GatedRepo"})
+        elif path.startswith("/api/models/"):
             self.api(h, path[len("/api/models/") :])
         elif "/resolve/" in path:
             self.resolve(h, path, body=body)
@@ -201,6 +213,10 @@ class FakeHub(LoopbackServer):
         sha = repo.resolve(revision) if repo else None
         if repo is None or sha is None:
             return self.reply(h, 404, b"", {"X-Error-Code": "RevisionNotFound"})
+        if repo.gated and not (h.headers.get("Authorization") or "").startswith("Bearer "):
+            with self.lock:
+                self.refused.append(f"{h.command} {path}")
+            return self.reply(h, 401, b"", {"X-Error-Code": "GatedRepo", "X-Repo-Commit": sha})
         data = repo.commits[sha].get(name)
         if data is None:
             return self.reply(h, 404, b"", {"X-Error-Code": "EntryNotFound", "X-Repo-Commit": sha})

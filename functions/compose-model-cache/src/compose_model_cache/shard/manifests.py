@@ -41,7 +41,7 @@ from modelfleet_contracts.spec import filled
 from modelfleet_contracts.stamps import Shape, marker
 
 from compose_model_cache.fingerprint import source_of
-from compose_model_cache.hydration_command import hydration_argv
+from compose_model_cache.shard.hydration_command import hydration_argv
 
 # How long a finished hydration Job stays on its cluster before Kubernetes' TTL controller
 # deletes it (and its pods): an hour to read its logs. Its Object outlives it (Observe and
@@ -87,7 +87,7 @@ class CacheRef:
 
     @cached_property
     def claim_request(self) -> str:
-        """The storage a claim we manage requests (set then: spec_problem, core.py)."""
+        """The storage a claim we manage requests (set then: staging.spec_problem)."""
         return f"{self.spec.sizeGiB}Gi"
 
     @cached_property

@@ -9,10 +9,10 @@ from modelfleet_contracts.clusters import ClusterView
 from modelfleet_contracts.observed import ObservedObject
 from modelfleet_contracts.outcome import Outcome
 
-from compose_model_cache.existing import Existing, keeping_fixed_fields
 from compose_model_cache.keys import access_keys
-from compose_model_cache.manifests import CacheRef
-from compose_model_cache.phases import FAILED, PENDING, READY, ClusterPhase
+from compose_model_cache.rows import FAILED, PENDING, READY, ClusterPhase
+from compose_model_cache.shard.existing import Existing, keeping_fixed_fields
+from compose_model_cache.shard.manifests import CacheRef
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from compose_model_cache.phases import FAILED, READY, ClusterPhase
-from compose_model_cache.progress import JobReport, is_revision
+from compose_model_cache.rows import FAILED, READY, ClusterPhase, is_revision
+from compose_model_cache.shard.progress import JobReport
 
 
 def _what(value: str) -> str:

@@ -12,7 +12,8 @@ from typing import Any
 
 from modelfleet_contracts.conditions import Status, listed
 
-CREDENTIALS_REDACTED = "CredentialsRedacted"
+from compose_model_cache.status import CREDENTIALS_REDACTED
+
 EXPOSED = "ExposedByProvider"
 REDACTED = "Redacted"
 GUIDE = "docs/modelcache.md#tokens-and-provider-kubernetes"

@@ -6,7 +6,6 @@ tolerantly: an annotation that is missing, not a number, negative or inconsisten
 the total) is no figure at all, never an error and never a reason to change what is composed.
 """
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -19,10 +18,8 @@ from modelfleet_contracts.hydration import (
     REVISION,
 )
 
-COMMIT = re.compile(r"^[0-9a-f]{40}$")
-DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")  # an OCI manifest's
-GIB = 1024**3
-MIB = 1024**2
+from compose_model_cache.rows import is_revision, progress_text
+
 MAX_BYTES = 2**53  # what a JSON number holds exactly
 
 
@@ -36,11 +33,6 @@ class JobReport:
     files_done: int | None = None
     files_total: int | None = None
     revision: str = ""  # the commit or image digest it resolved, when it is one
-
-
-def is_revision(value: object) -> bool:
-    """A commit (HuggingFace) or a manifest digest (OCI): what a Job resolves its source to."""
-    return isinstance(value, str) and bool(COMMIT.match(value) or DIGEST.match(value))
 
 
 def _count(value: Any) -> int | None:
@@ -72,12 +64,6 @@ def read_report(job: str, annotations: Mapping[str, Any]) -> JobReport:
     )
 
 
-def progress_text(done: int, total: int) -> str:
-    """`37.2/120.0 GiB`; MiB below one GiB, so a small model does not read 0.0/0.0."""
-    unit, size = ("GiB", GIB) if total >= GIB else ("MiB", MIB)
-    return f"{done / size:.1f}/{total / size:.1f} {unit}"
-
-
 def figures(done: int | None, total: int | None) -> dict[str, Any]:
     """The row fields for `done` of `total` bytes (none without a total)."""
     if total is None:
@@ -103,14 +89,6 @@ def carried(previous_row: Mapping[str, Any] | None) -> dict[str, Any]:
     return row
 
 
-def summary_progress(rows: list[dict[str, Any]]) -> str | None:
-    """Bytes staged on all matched clusters out of what they need, once every one of them
-    has reported its total (a partial sum would read as further along than it is)."""
-    if not rows or any("bytesDone" not in r for r in rows):
-        return None
-    return progress_text(sum(r["bytesDone"] for r in rows), sum(r["bytesTotal"] for r in rows))
-
-
 def hydrating_message(progress: str, report: JobReport | None, message: str) -> str:
     """A Hydrating row's message with the Job's figures: `downloading 1.2/2.5 GiB, 0/4
     files`, then what the phase says besides downloading, after `; ` (`...; 1 of 4 attempts
@@ -120,16 +98,3 @@ def hydrating_message(progress: str, report: JobReport | None, message: str) -> 
         files = f", {report.files_done}/{report.files_total} files"
     detail = message.removeprefix("downloading").strip().lstrip(";").strip()
     return f"downloading {progress}{files}" + (f"; {detail}" if detail else "")
-
-
-def cache_status(rows: list[dict[str, Any]], pin: dict[str, Any] | None) -> dict[str, Any]:
-    """A cache's (or a shard's) status from its rows: the `ready/matched` summary, the
-    fleet's progress once every row reported its total, and the pin."""
-    ready = sum(1 for row in rows if row.get("phase") == "Ready")
-    summary = {"ready": f"{ready}/{len(rows)}"}
-    if progress := summary_progress(rows):
-        summary["progress"] = progress
-    status: dict[str, Any] = {"summary": summary, "clusters": rows}
-    if pin:
-        status["pinnedRevision"] = pin
-    return status

@@ -1,18 +1,21 @@
-"""Deciding what a ModelCache composes and reports: its shards, and the fleet's rows.
+"""A ModelCache's reconcile: which ModelCacheShards it composes, and the fleet's rows.
 
-The ModelCache selects its clusters, shares them out among ModelCacheShards (shards.py) and
-tells each shard its clusters as their InferenceClusters report them, its own spec and the
-pinned commit. Each shard stages the cache on its clusters (shard.py) and reports their rows;
-the ModelCache lists every matched cluster's row from its shard, with the roll-up and the
-conditions users read (`kubectl get mc` shows what it showed before shards).
+The ModelCache selects its clusters (`select`), shares them out among its ModelCacheShards
+(shards.py) and tells each shard its clusters, a digest of what their InferenceClusters
+report, its spec and the pinned commit. Each shard stages the cache on its clusters
+(shard/) and reports a row per cluster (rows.py); the ModelCache lists every matched
+cluster's row from its shard, with the `ready/matched` roll-up and the conditions users
+read, their reasons taken from the rows.
 
-A cluster its shard has not reported yet keeps the row the ModelCache reported before (never
-regressing a Ready cluster while a shard starts), or else is Pending, waiting for its shard.
+A cluster its shard has not reported yet keeps the row the ModelCache reported before (a
+Ready cluster never regresses while a shard starts), or else is Pending, waiting for its
+shard. Objects the ModelCache itself composed on clusters (handover.py) go to the shards
+without a remote object lost.
 """
 
 from typing import Any
 
-from modelfleet_contracts.clusters import SELECTED_CLUSTERS, ClusterView, matches_selector
+from modelfleet_contracts.clusters import SELECTED_CLUSTERS, ClusterView, select
 from modelfleet_contracts.conditions import Status, previous_condition
 from modelfleet_contracts.fields import list_at, mapping_at
 from modelfleet_contracts.models.modelcache import ModelCacheSpec
@@ -21,38 +24,23 @@ from modelfleet_contracts.observed import ObservedObject
 from modelfleet_contracts.outcome import Outcome
 from modelfleet_contracts.spec import InvalidSpec, parse_spec
 
-from compose_model_cache.claim_size import CLAIMS_SIZED
-from compose_model_cache.core import spec_problem, why_cannot_stage
-from compose_model_cache.credentials import CREDENTIALS_REDACTED
-from compose_model_cache.fingerprint import source_fingerprint
-from compose_model_cache.handover import LegacyObject, hand_over
-from compose_model_cache.keys import current_job_keys, resource_keys
-from compose_model_cache.manifests import CacheRef
-from compose_model_cache.phases import PENDING, READY, ClusterPhase
-from compose_model_cache.progress import cache_status, is_revision
-from compose_model_cache.shards import (
+from compose_model_cache.cache.handover import LegacyObject, hand_over
+from compose_model_cache.cache.shards import (
     ObservedShard,
     assign_shards,
     clusters_revision,
     shard_entry,
     shard_resource,
 )
-from compose_model_cache.status import cache_conditions
+from compose_model_cache.fingerprint import source_fingerprint
+from compose_model_cache.keys import current_job_keys, resource_keys
+from compose_model_cache.rows import PENDING, READY, REASONS, cache_status, is_revision, row_phase
+from compose_model_cache.shard.manifests import CacheRef
+from compose_model_cache.staging import spec_problem, why_cannot_stage
+from compose_model_cache.status import CLAIMS_SIZED, CREDENTIALS_REDACTED, cache_conditions
 
 # Conditions a shard reports of its own clusters that the ModelCache reports of all of them.
 ROLLED_UP = (CREDENTIALS_REDACTED, CLAIMS_SIZED)
-
-
-def matched_clusters(spec: ModelCacheSpec, clusters: list[ClusterView]) -> list[ClusterView]:
-    selector = (
-        spec.clusterSelector.model_dump(mode="json", exclude_none=True, warnings=False)
-        if spec.clusterSelector
-        else None
-    )
-    return sorted(
-        (v for v in clusters if v.name and matches_selector(v.labels, selector)),
-        key=lambda v: v.name,
-    )
 
 
 def _pin(
@@ -102,7 +90,7 @@ def compose_fleet(
     metadata, status = mapping_at(xr, "metadata"), mapping_at(xr, "status")
     name, namespace = str(metadata.get("name", "")), str(metadata.get("namespace", ""))
     fingerprint = source_fingerprint(spec)
-    matched = matched_clusters(spec, clusters)
+    matched = select(clusters, spec.clusterSelector)
     previous = {
         row["name"]: row
         for row in list_at(status, "clusters")
@@ -135,8 +123,10 @@ def compose_fleet(
     for view in matched:
         row = _row(view.name, reported.get(view.name), previous.get(view.name))
         row = _current(row, name, namespace, spec, fingerprint)
+        if row.get("reason") not in REASONS:
+            row.pop("reason", None)  # read, not trusted: only a reason the XRD allows
         rows.append(row)
-        phases.append(ClusterPhase(str(row["phase"]), str(row.get("message") or "")))
+        phases.append(row_phase(row))
 
     handover = hand_over(
         legacy,
@@ -150,7 +140,7 @@ def compose_fleet(
     outcome.kept += handover.kept
 
     outcome.status = cache_status(rows, pin)
-    outcome.conditions = cache_conditions(matched, _problems(phases, shards, reported, matched))
+    outcome.conditions = cache_conditions(matched, phases)
     for typ in ROLLED_UP:
         if rolled := _rolled_up(typ, shards, previous_condition(xr, typ)):
             outcome.conditions.append(rolled)
@@ -181,9 +171,11 @@ def _current(
     if row.get("fingerprint") == fingerprint and row.get("claimName"):
         return row
     cache = CacheRef(name, namespace, spec, fingerprint)
-    phase = row["phase"] if row.get("fingerprint") == fingerprint else PENDING
+    same_source = row.get("fingerprint") == fingerprint
+    phase = row["phase"] if same_source else PENDING
+    kept = ("name", "reason", "message") if same_source else ("name", "message")
     current = {
-        **{k: v for k, v in row.items() if k in ("name", "message")},
+        **{k: v for k, v in row.items() if k in kept},
         "phase": phase,
         "claimName": cache.claim_name,
         "path": cache.path,
@@ -192,29 +184,6 @@ def _current(
     if phase == PENDING and not current.get("message"):
         current["message"] = "waiting for its ModelCacheShard to stage the current source"
     return current
-
-
-def _problems(
-    phases: list[ClusterPhase],
-    shards: dict[str, ObservedShard],
-    reported: dict[str, dict[str, Any]],
-    matched: list[ClusterView],
-) -> list[ClusterPhase]:
-    """The phases with the problem a shard's ArtifactReady names for its clusters, so the
-    ModelCache's reason (TokenSecretMissing, ClaimNotFound) is the one the shard found."""
-    reasons: dict[str, str] = {}
-    for key in sorted(shards, reverse=True):
-        artifact = shards[key].conditions.get("ArtifactReady", {})
-        reason = str(artifact.get("reason") or "")
-        if reason in ("TokenSecretMissing", "ClaimNotFound"):
-            message = str(artifact.get("message") or "")
-            for cluster in shards[key].clusters:
-                if message.startswith(f"{cluster}:"):
-                    reasons[cluster] = reason
-    return [
-        ClusterPhase(p.phase, p.message, reasons.get(v.name, ""))
-        for v, p in zip(matched, phases, strict=True)
-    ]
 
 
 def _current_jobs(

@@ -1,96 +1,88 @@
-"""Deciding what a ModelCache composes and reports, from plain data.
+"""What a ModelCacheShard composes and reports on its clusters, from plain data.
 
-Input: the XR, the InferenceClusters Crossplane resolved, as `ClusterView`s (None while
-unresolved), the facts observed of the composed resources (`ObservedObject`), and the claims
-and Jobs that exist as provider-kubernetes echoes them (what they keep: existing.py, and a
-claim's larger size: claim_size.py). Output:
-desired resources, the observed ones to keep unchanged, the status, conditions, readiness.
-Clusters that still match keep everything composed for them whatever their status does
-for a moment; only a cluster that no longer matches (or no longer exists) loses its objects.
+Input: the shard's plan (plan.py), its clusters' InferenceClusters as Crossplane resolved
+them, as `ClusterView`s, the facts observed of the composed resources (`ObservedObject`), and
+the claims and Jobs that exist as provider-kubernetes echoes them (what they keep:
+existing.py, and a claim's larger size: claim_size.py). Output: desired resources, the
+observed ones kept unchanged, the rows (rows.py), conditions and readiness. A cluster the
+plan lists keeps everything composed for it whatever its InferenceCluster's status does for
+a moment; only a cluster no longer listed (or no longer existing) loses its objects.
 """
 
 from typing import Any
 
-from modelfleet_contracts.clusters import SELECTED_CLUSTERS, ClusterView, matches_selector
-from modelfleet_contracts.conditions import Status, previous_condition
-from modelfleet_contracts.fields import list_at, mapping_at, mapping_path
-from modelfleet_contracts.models.modelcache import ModelCacheSpec, Source
+from modelfleet_contracts.clusters import ClusterView
+from modelfleet_contracts.conditions import Status
+from modelfleet_contracts.fields import mapping_at, mapping_path
+from modelfleet_contracts.models.modelcache import Source
 from modelfleet_contracts.naming import composed_key
 from modelfleet_contracts.observed import ObservedObject
 from modelfleet_contracts.outcome import Outcome
-from modelfleet_contracts.spec import InvalidSpec, parse_spec
+from modelfleet_contracts.spec import InvalidSpec
 
-from compose_model_cache.claim_size import (
-    CLAIMS_SIZED,
-    KeptSize,
-    claims_sized_condition,
-    kept_size,
-    with_request,
-)
-from compose_model_cache.credentials import CREDENTIALS_REDACTED, credentials_condition
-from compose_model_cache.existing import Existing, existing_object, keeping_fixed_fields
 from compose_model_cache.fingerprint import source_fingerprint
-from compose_model_cache.hydration_job import OnCluster, compose_job
 from compose_model_cache.keys import (
     current_job_keys,
     hydration_keys,
     resource_keys,
 )
-from compose_model_cache.manifests import CacheRef, cluster_values
-from compose_model_cache.phases import (
-    HYDRATING,
-    PENDING,
-    READY,
-    ClusterPhase,
-    Observed,
-    derive_cluster_phase,
+from compose_model_cache.rows import HYDRATING, PENDING, READY, ClusterPhase, cache_status
+from compose_model_cache.shard.claim_size import (
+    KeptSize,
+    claims_sized_condition,
+    kept_size,
+    with_request,
 )
-from compose_model_cache.progress import (
+from compose_model_cache.shard.credentials import credentials_condition
+from compose_model_cache.shard.existing import Existing, existing_object, keeping_fixed_fields
+from compose_model_cache.shard.hydration_job import OnCluster, compose_job
+from compose_model_cache.shard.manifests import CacheRef, cluster_values
+from compose_model_cache.shard.phases import Observed, derive_cluster_phase
+from compose_model_cache.shard.plan import ShardPlan, read_plan
+from compose_model_cache.shard.progress import (
     JobReport,
-    cache_status,
     carried,
     figures,
     hydrating_message,
     read_report,
 )
-from compose_model_cache.revision import Pin, choose_pin, revision_check
-from compose_model_cache.status import cache_conditions
+from compose_model_cache.shard.revision import Pin, choose_pin, revision_check
+from compose_model_cache.staging import why_cannot_stage
+from compose_model_cache.status import CLAIMS_SIZED, CREDENTIALS_REDACTED, cache_conditions
 
 
-def spec_problem(spec: ModelCacheSpec) -> str | None:
-    """What the schema alone does not catch (its CEL rules), in words; None when valid."""
-    if spec.source == "HuggingFace" and not spec.huggingFace:
-        return "spec.huggingFace is required when source is HuggingFace"
-    if spec.source == "S3" and not spec.s3:
-        return "spec.s3 is required when source is S3"
-    if spec.source == "OCI" and not spec.oci:
-        return "spec.oci is required when source is OCI"
-    if not spec.sizeGiB and not (spec.storage and spec.storage.existingClaimName):
-        return "spec.sizeGiB is required unless storage.existingClaimName is set"
-    return None
-
-
-def why_cannot_stage(view: ClusterView, byo_claim: bool) -> str | None:
-    if not view.connected:
-        return f"cluster {view.name} is not connected"
-    if not view.reachable:
-        return f"cluster {view.name} has no provider config or workload namespace yet"
-    if not byo_claim and not view.has_shared_storage:
-        return f"cluster {view.name} reports no ready ReadWriteMany storage"
-    return None
-
-
-def compose_cache(
-    xr: dict[str, Any],
+def compose_shard(
+    shard: dict[str, Any],
     clusters: list[ClusterView] | None,
     observed: dict[str, ObservedObject],
     echoes: dict[str, dict[str, Any]] | None = None,
     asks: dict[str, str] | None = None,
 ) -> Outcome:
-    """`echoes`: each observed claim and hydration Job as provider-kubernetes echoes it (its
-    kind, name, annotations and spec, from `status.atProvider.manifest`), by resource name.
-    `asks`: the remote name each of those Objects' own manifest asks for (what
-    provider-kubernetes deletes when the Object goes), by resource name."""
+    """What the shard composes and reports. `clusters`: the InferenceClusters it lists as
+    Crossplane resolved them (None: not yet); one that no longer exists is not among them,
+    and loses its objects."""
+    if clusters is None:
+        return Outcome.resolving(shard, "ArtifactReady", "the InferenceClusters this shard lists")
+    plan = read_plan(shard)
+    if isinstance(plan, InvalidSpec):
+        return Outcome.held(Status.false("ArtifactReady", "InvalidSpec", plan.message))
+    listed = set(plan.clusters)
+    views = sorted((v for v in clusters if v.name in listed), key=lambda v: v.name)
+    return compose_plan(plan, views, observed, echoes, asks)
+
+
+def compose_plan(
+    plan: ShardPlan,
+    clusters: list[ClusterView],
+    observed: dict[str, ObservedObject],
+    echoes: dict[str, dict[str, Any]] | None = None,
+    asks: dict[str, str] | None = None,
+) -> Outcome:
+    """`clusters`: the plan's clusters that exist, sorted by name. `echoes`: each observed
+    claim and hydration Job as provider-kubernetes echoes it (its kind, name, annotations
+    and spec, from `status.atProvider.manifest`), by resource name. `asks`: the remote name
+    each of those Objects' own manifest asks for (what provider-kubernetes deletes when the
+    Object goes), by resource name."""
     echoes = echoes or {}
     asks = asks or {}
     # What each Job reported on itself, and what exists that cannot change (existing.py).
@@ -99,36 +91,16 @@ def compose_cache(
         for key, echoed in echoes.items()
     }
     existing = {key: found for key, echoed in echoes.items() if (found := existing_object(echoed))}
-    spec = parse_spec(ModelCacheSpec, mapping_at(xr, "spec"), spec_problem)
-    if isinstance(spec, InvalidSpec):
-        return Outcome.held(Status.false("ArtifactReady", "InvalidSpec", spec.message))
-    if clusters is None:
-        # Crossplane has not resolved the InferenceClusters yet: not "none exist".
-        return Outcome.resolving(xr, "ArtifactReady", SELECTED_CLUSTERS)
-
-    metadata = mapping_at(xr, "metadata")
-    name, namespace = str(metadata.get("name", "")), str(metadata.get("namespace", ""))
+    spec, name, namespace = plan.spec, plan.cache_name, plan.namespace
     fingerprint = source_fingerprint(spec)
-    previous = {
-        row.get("name"): row
-        for row in list_at(mapping_at(xr, "status"), "clusters")
-        if isinstance(row, dict) and isinstance(row.get("name"), str)
-    }
-    selector = (
-        spec.clusterSelector.model_dump(mode="json", exclude_none=True, warnings=False)
-        if spec.clusterSelector
-        else None
-    )
-    matched = sorted(
-        (v for v in clusters if v.name and matches_selector(v.labels, selector)),
-        key=lambda v: v.name,
-    )
+    previous = plan.previous
+    matched = [v for v in clusters if v.name]
     ref = CacheRef(name, namespace, spec, fingerprint)
     job_name = ref.job_name
     hydration = hydration_keys(observed)
     here = {v.name: _on_cluster(v, ref, observed, echoes, asks, hydration) for v in matched}
     pin = choose_pin(
-        mapping_at(mapping_at(xr, "status"), "pinnedRevision"),
+        plan.pin,
         fingerprint,
         [(v.name, reports.get(here[v.name].job_keys[0])) for v in matched],
         job_name,
@@ -166,6 +138,8 @@ def compose_cache(
         }
         note = size.note(spec.sizeGiB or 0) if size else ""
         message = "; ".join(m for m in (phase.message, note) if m)
+        if phase.problem:
+            row["reason"] = phase.problem
         if message:
             row["message"] = message
         rows.append(row)
@@ -179,11 +153,11 @@ def compose_cache(
         and facts.exposed_secret_fields
     }
     credentials = credentials_condition(
-        exposed, cache.secret_name, previous_condition(xr, CREDENTIALS_REDACTED)
+        exposed, cache.secret_name, plan.previous_condition(CREDENTIALS_REDACTED)
     )
     if credentials:
         outcome.conditions.append(credentials)
-    sized = claims_sized_condition(sizes, spec.sizeGiB, previous_condition(xr, CLAIMS_SIZED))
+    sized = claims_sized_condition(sizes, spec.sizeGiB, plan.previous_condition(CLAIMS_SIZED))
     if sized:
         outcome.conditions.append(sized)
     outcome.ready = bool(matched) and all(p.phase == READY for p in phases)

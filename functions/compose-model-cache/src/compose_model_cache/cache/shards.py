@@ -26,7 +26,7 @@ SHARD_KEY_PREFIX = "shard-"
 REVISION_LEN = 12
 
 # What a shard is told of a cluster's previous row (its `staged`), once: enough to keep a
-# Ready cluster latched and its figures (shard.as_cache).
+# Ready cluster latched and its figures (shard/plan.py).
 STAGED_FIELDS = ("phase", "fingerprint", "bytesTotal", "resolvedRevision")
 
 

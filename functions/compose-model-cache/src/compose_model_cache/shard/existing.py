@@ -46,16 +46,20 @@ from modelfleet_contracts.immutable import (
     JOB_GENERATED_TEMPLATE_LABELS,
     JOB_SPEC_IMMUTABLE,
 )
-from modelfleet_contracts.stamps import Stamp
+from modelfleet_contracts.stamps import DROP, Stamp, Verbatim
 
 FIXED_SPEC_FIELDS = {"Job": JOB_SPEC_IMMUTABLE, "PersistentVolumeClaim": CLAIM_SPEC_IMMUTABLE}
 
-# What `existing_object` reads of an echoed spec, so that the edge converts only that (a
-# claim's status, its volume name and a Job's mutable fields are of no use here).
+# What `existing_object` reads of an echoed spec as plain data, so that the edge converts
+# only that (a claim's status, its volume name and a Job's mutable fields are of no use
+# here). A Job's pod template is not converted: the edge hands it over as composable
+# `Verbatim` protobuf (`TEMPLATE`), which is written back as it is.
+TEMPLATE = "template"
 ECHOED_SPEC_READ: dict[str, Any] = {
     **{field: None for fields in FIXED_SPEC_FIELDS.values() for field in fields},
     "resources": {"requests": {"storage": None}},
 }
+del ECHOED_SPEC_READ[TEMPLATE]
 
 
 @dataclass(frozen=True)
@@ -94,26 +98,33 @@ def _template_as_composable(template: Mapping[str, Any]) -> dict[str, Any]:
 def existing_object(echoed: Mapping[str, Any]) -> Existing | None:
     """The Job or claim in an observed Object's `status.atProvider.manifest`, when one is
     reported with its spec; None when there is none (not created or not observed yet).
-    Its values are shared, not copied: `keeping_fixed_fields` copies what it writes."""
+    Its values are shared, not copied: `keeping_fixed_fields` copies what it writes. A Job's
+    template is plain data to make composable, or `Verbatim` already made so by the edge
+    (`composable_template`, the same rule on protobuf)."""
     kind, name = echoed.get("kind"), mapping_at(echoed, "metadata").get("name")
     spec = mapping_at(echoed, "spec")
     if not isinstance(kind, str) or kind not in FIXED_SPEC_FIELDS:
         return None
     if not isinstance(name, str) or not name or not spec:
         return None
-    if kind == "Job" and not mapping_at(spec, "template"):
+    template = spec.get(TEMPLATE)
+    if kind == "Job" and not (isinstance(template, Verbatim) or mapping_at(spec, TEMPLATE)):
         return None  # a Job always has one: this is not the Job as the server holds it
     fixed = {f: spec[f] for f in FIXED_SPEC_FIELDS[kind] if f in spec}
     if kind == "Job":
-        fixed["template"] = _template_as_composable(spec["template"])
+        if not isinstance(template, Verbatim):
+            fixed[TEMPLATE] = _template_as_composable(mapping_at(spec, TEMPLATE))
         return Existing(kind, name, fixed)
     request = mapping_path(spec, "resources", "requests").get("storage")
     return Existing(kind, name, fixed, request)
 
 
+MANIFEST_SPEC = ("spec", "forProvider", "manifest", "spec")
+
+
 def _manifest_spec(node: Any) -> Any:
     """What is at spec.forProvider.manifest.spec of an Object's data (or of its holes)."""
-    for key in ("spec", "forProvider", "manifest", "spec"):
+    for key in MANIFEST_SPEC:
         node = node.get(key, {}) if isinstance(node, dict) else {}
     return node
 
@@ -146,12 +157,20 @@ def keeping_fixed_fields(composed: Stamp, existing: Existing | None) -> Stamp | 
         return composed  # an Observe-only view of the user's claim: never written
     if _agrees(composed, existing):
         return composed  # the shared shape is written as is
-    obj = composed.to_dict()
-    spec = _manifest_spec(obj)
-    for field in FIXED_SPEC_FIELDS[existing.kind]:
-        if field in spec:
-            if field in existing.fixed:
-                spec[field] = copy.deepcopy(existing.fixed[field])
-            else:
-                del spec[field]  # the existing object has none: it must not get one
-    return obj
+    # Only what stays is copied; the existing values are written as they are (a Job's
+    # template as the protobuf the request carried: `Verbatim`).
+    spec = manifest["spec"]
+    return composed.replacing(
+        MANIFEST_SPEC,
+        {
+            field: _as_written(existing.fixed[field]) if field in existing.fixed else DROP
+            for field in FIXED_SPEC_FIELDS[existing.kind]
+            if field in spec
+        },
+    )
+
+
+def _as_written(value: Any) -> Any:
+    """A value for a response: a Verbatim as it is, plain data copied (never shared with
+    the request's)."""
+    return value if isinstance(value, Verbatim) else copy.deepcopy(value)

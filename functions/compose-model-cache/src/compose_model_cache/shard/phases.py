@@ -10,18 +10,15 @@ from dataclasses import dataclass
 from modelfleet_contracts.observed import ObservedObject
 from modelfleet_contracts.provider_errors import reference_absent, remote_absent
 
-PENDING, HYDRATING, READY, FAILED = "Pending", "Hydrating", "Ready", "Failed"
-
-# Why a cluster is not Ready, beyond its phase; feeds the ArtifactReady reason.
-CLAIM_NOT_FOUND = "ClaimNotFound"
-TOKEN_SECRET_MISSING = "TokenSecretMissing"
-
-
-@dataclass(frozen=True)
-class ClusterPhase:
-    phase: str
-    message: str = ""
-    problem: str = ""  # CLAIM_NOT_FOUND / TOKEN_SECRET_MISSING, when that is what blocks
+from compose_model_cache.rows import (
+    CLAIM_NOT_FOUND,
+    FAILED,
+    HYDRATING,
+    PENDING,
+    READY,
+    TOKEN_SECRET_MISSING,
+    ClusterPhase,
+)
 
 
 @dataclass(frozen=True)

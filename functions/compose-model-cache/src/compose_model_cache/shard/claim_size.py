@@ -21,10 +21,10 @@ from modelfleet_contracts.conditions import Status, listed
 from modelfleet_contracts.quantity import gib_ceiling, parse_quantity
 from modelfleet_contracts.stamps import Stamp
 
-from compose_model_cache.existing import Existing
-from compose_model_cache.manifests import CacheRef
+from compose_model_cache.shard.existing import Existing
+from compose_model_cache.shard.manifests import CacheRef
+from compose_model_cache.status import CLAIMS_SIZED
 
-CLAIMS_SIZED = "ClaimsSized"
 SHRINK_REFUSED = "ShrinkRefused"
 SIZE_UNREADABLE = "SizeUnreadable"
 AS_REQUESTED = "AsRequested"

@@ -1,0 +1,1 @@
+"""What a ModelCacheShard composes: the cache staged on each of its clusters."""
