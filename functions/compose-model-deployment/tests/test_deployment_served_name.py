@@ -109,10 +109,10 @@ def test_each_clusters_row_lists_the_address_its_replica_reports():
     [(key, replica)] = desired_resources(first).items()
     replica["metadata"]["namespace"] = "ml-team"
     address = "http://model-ml-team-kimi-k2-gke-us-1a2b3.modelfleet.svc.cluster.local:8000/v1"
-    for reported, row_address in ((None, None), (address, address)):
-        replica["status"] = {"phase": "Ready", "readyReplicas": 1}
-        if reported:
-            replica["status"]["address"] = reported
+    through = "http://10.0.0.7/ml-team/kimi-k2/v1"
+    for reported in ({}, {"address": address}, {"address": address, "gatewayAddress": through}):
+        replica["status"] = {"phase": "Ready", "readyReplicas": 1, **reported}
         rsp = schedule(xr, [GKE], observed={key: replica})
         [row] = desired_status(rsp)["clusters"]
-        assert row.get("address") == row_address
+        assert row.get("address") == reported.get("address")
+        assert row.get("gatewayAddress") == reported.get("gatewayAddress")

@@ -135,3 +135,27 @@ def test_an_uncertain_cluster_keeps_the_route_and_the_address_through_the_gatewa
     rsp = run(xr, cluster=[offline], cache=model_cache("Ready"), observed=seen)
     assert {WORKLOAD, SERVICE, ROUTE} <= set(desired_resources(rsp))
     assert desired_status(rsp)["gatewayAddress"] == THROUGH
+
+
+@pytest.mark.parametrize(
+    ("row", "kept", "reason"),
+    [
+        ({"name": 5, "namespace": "gateway-system"}, True, "GatewayUnknown"),
+        ("half-written", True, "GatewayUnknown"),
+        (None, False, None),  # no row: the cluster no longer declares a Gateway
+    ],
+    ids=["unreadable row", "row of another type", "no Gateway declared any more"],
+)
+def test_a_route_goes_only_when_the_cluster_stops_declaring_its_gateway(row, kept, reason):
+    xr = deployment_replica()
+    cluster = cluster_with_gateway()
+    seen = observed(xr, cluster, SERVING, parents("True"))
+    if row is None:
+        del cluster["status"]["gateway"]
+    else:
+        cluster["status"]["gateway"] = row
+    rsp = run(xr, cluster=[cluster], cache=model_cache("Ready"), observed=seen)
+    assert (ROUTE in desired_resources(rsp)) == kept
+    assert {WORKLOAD, SERVICE} <= set(desired_resources(rsp))
+    routed = conditions(rsp).get("GatewayRouted")
+    assert (routed.reason if routed else None) == reason

@@ -43,6 +43,8 @@ def deployment_status(
                 row["message"] = seen.message
             if seen and seen.address:
                 row["address"] = seen.address
+            if seen and seen.gateway_address:
+                row["gatewayAddress"] = seen.gateway_address
         elif isinstance(e, Rejection):
             row["phase"] = "Unschedulable"
             row["message"] = e.message

@@ -35,6 +35,7 @@ from compose_model_replica.phases import (
     ReplicaPhase,
     derive_replica_phase,
 )
+from compose_model_replica.routes import CONDITION as GATEWAY_ROUTED
 from compose_model_replica.routes import http_route_manifest, route_status
 from compose_model_replica.shape import replica_shape
 from compose_model_replica.status import replica_status
@@ -246,6 +247,17 @@ def compose_replica(
         if through and address:  # through the Gateway only once a group serves behind it
             out.status["gatewayAddress"] = through
         out.conditions.append(routed)
+    elif view.gateway_declared and ROUTE in observed:
+        # The cluster reports a Gateway this function cannot read: keep the route as it is.
+        out.kept.append(ROUTE)
+        out.conditions.append(
+            Status.false(
+                GATEWAY_ROUTED,
+                "GatewayUnknown",
+                f"InferenceCluster {cluster_name} reports a Gateway that cannot be read; "
+                "keeping the route as it is",
+            )
+        )
     return out
 
 

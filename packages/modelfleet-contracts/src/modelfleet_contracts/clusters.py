@@ -72,8 +72,10 @@ class ClusterView:
     # The ServiceAccount hydration Jobs run under there, once the cluster observed it (and
     # its Role and RoleBinding); None before.
     hydrator_service_account: str | None = None
-    # The Gateway model routes are composed on (None: the cluster declares none).
+    # The Gateway model routes are composed on (None: the cluster declares none, or reports
+    # one `gateway_declared` that cannot be read).
     gateway: GatewayView | None = None
+    gateway_declared: bool = False  # its status has a `gateway` row, readable or not
 
     @property
     def reachable(self) -> bool:
@@ -133,6 +135,7 @@ def read_cluster(ic: dict[str, Any]) -> ClusterView:
         node_pools=pools,
         hydrator_service_account=_text(status.get("hydratorServiceAccount")),
         gateway=gateway_view(status.get("gateway")),
+        gateway_declared=status.get("gateway") is not None,
     )
 
 

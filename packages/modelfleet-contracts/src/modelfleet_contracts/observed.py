@@ -84,6 +84,7 @@ class PlacedReplica:
     message: str = ""
     ready_replicas: int = 0
     address: str = ""  # where it answers, once it serves (its status.address)
+    gateway_address: str = ""  # the same through its cluster's Gateway (status.gatewayAddress)
 
     def owned_by(self, deployment: str, namespace: str) -> bool:
         return self.owner == deployment and self.owner_namespace == namespace

@@ -62,4 +62,5 @@ def read_cluster_struct(s: struct_pb2.Struct, *, node_pools: bool = True) -> Clu
         node_pools=pools,
         hydrator_service_account=_string_at(status, "hydratorServiceAccount"),
         gateway=gateway_view(to_plain(status.get("gateway"))) if "gateway" in status else None,
+        gateway_declared="gateway" in status,
     )

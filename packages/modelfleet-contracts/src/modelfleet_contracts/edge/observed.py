@@ -180,6 +180,7 @@ def read_replica(s: struct_pb2.Struct) -> PlacedReplica:
         message=_text(status, "message"),
         ready_replicas=max(0, as_int(_number(status, "readyReplicas"))),
         address=_string(status, "address"),
+        gateway_address=_string(status, "gatewayAddress"),
     )
 
 

@@ -356,6 +356,10 @@ class Cluster(BaseModel):
     """
     The ModelReplica's in-cluster URL here, once a serving group answers.
     """
+    gatewayAddress: str | None = None
+    """
+    The same through the cluster's Gateway, once the route is Accepted.
+    """
 
 
 class Condition(BaseModel):
