@@ -49,7 +49,7 @@ PLOTS = (
         (
             Series(_cache("turning Ready"), "latency", "cache turning Ready"),
             Series(_cache("first reconcile"), "latency", "cache first reconcile"),
-            Series(_cache("shard turning Ready"), "latency", "shard turning Ready"),
+            Series(_cache("shard at steady state"), "latency", "shard at steady state"),
             Series(_cache("first reconcile of a gated model"), "latency", "gated shard, first"),
             Series("bench_deployment.py", "latency", "deployment"),
             Series("bench_replica.py", "latency", "replica"),
