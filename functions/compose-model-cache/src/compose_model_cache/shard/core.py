@@ -241,8 +241,8 @@ def _compose_cluster(
     handed: bool = False,
 ) -> ClusterPhase:
     """Compose what `here` needs into `outcome` (desired or kept as observed); its phase.
-    `handed`: `previous_row` is what the ModelCache staged there (plan.py), on the cluster
-    under the ModelCache's old Objects, whatever this shard observes yet."""
+    `handed`: the ModelCache still hands what was staged there (plan.py): it is on the
+    cluster under the ModelCache's old Objects, whatever this shard observes of its own."""
     desired, view = outcome.desired, here.view
     claim_key, secret_key, _ = resource_keys(view.name, cache.fingerprint)
     if here.blocked:
