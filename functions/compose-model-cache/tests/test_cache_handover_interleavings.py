@@ -211,9 +211,9 @@ def test_a_ready_cluster_stays_ready_through_the_handover_whatever_the_interleav
 
 
 def test_a_shard_that_reported_a_handed_cluster_short_of_ready_latches_it_at_its_next_reconcile():
-    """However the shard came to report a handed Ready cluster otherwise (an earlier
-    function, a status written in between), the ModelCache keeps the Ready row and keeps
-    handing it, with the old claim, until the shard reports the cluster Ready."""
+    """Whatever made a shard report a handed Ready cluster short of Ready, the ModelCache
+    keeps its Ready row and keeps handing it, with the old claim, until the shard reports
+    the cluster Ready; the shard latches it from the handed row, composing no Job."""
     world = World.upgraded()
     world.reconcile_cache(CONNECTED)
     assert world.shard is not None
