@@ -7,8 +7,9 @@ report, its spec and the pinned commit. Each shard stages the cache on its clust
 cluster's row from its shard, with the `ready/matched` roll-up and the conditions users
 read, their reasons taken from the rows.
 
-A cluster its shard has not reported yet keeps the row the ModelCache reported before (a
-Ready cluster never regresses while a shard starts), or else is Pending, waiting for its
+A cluster its shard has not taken over yet (not reported; or, Ready before, not reported
+Ready) keeps the row the ModelCache reported before (a Ready cluster never regresses while a
+shard starts, whatever the order of their reconciles), or else is Pending, waiting for its
 shard. Objects the ModelCache itself composed on clusters (handover.py) go to the shards
 without a remote object lost.
 """
@@ -107,13 +108,21 @@ def compose_fleet(
 
     outcome = Outcome()
     views = {v.name: v for v in matched}
-    # What was staged is handed to a shard only with the claim a release before shards
-    # composed there, until the shard reports the cluster: a shard deleted by hand and composed
-    # again gets nothing (its claim went with it) and stages afresh.
+    # A shard takes a cluster over once it reports it; one the ModelCache had Ready, once it
+    # reports it Ready. Until then what was staged is handed to the shard (its `staged`), and
+    # the ModelCache's row stands, but only with the claim a release before shards composed
+    # there: a shard deleted by hand and composed again gets nothing (its claim went with it)
+    # and stages afresh.
+    was_ready = {
+        c
+        for c, r in previous.items()
+        if r.get("phase") == READY and r.get("fingerprint") == fingerprint
+    }
+    taken = {c for c, r in reported.items() if c not in was_ready or r.get("phase") == READY}
     handed = {
         v.name
         for v in matched
-        if resource_keys(v.name, fingerprint)[0] in legacy and v.name not in reported
+        if resource_keys(v.name, fingerprint)[0] in legacy and v.name not in taken
     }
     raw_spec = mapping_at(xr, "spec")
     for key, members in assign_shards(views, shards).items():
@@ -125,13 +134,14 @@ def compose_fleet(
     blocked = {v.name: why for v in matched if (why := why_cannot_stage(v, byo_claim))}
     rows, listed, phases = [], [], []
     for view in matched:
-        row = _row(view.name, reported.get(view.name), previous.get(view.name))
+        shard_row = reported.get(view.name) if view.name not in handed else None
+        row = _row(view.name, shard_row, previous.get(view.name))
         current = _current(row, name, namespace, spec, fingerprint)
         if current.get("reason") not in REASONS:
             current.pop("reason", None)  # read, not trusted: only a reason the XRD allows
         rows.append(current)
         # A shard's row listed as it reported it, unless it had to change.
-        whole = as_reported.get(view.name) if view.name in reported else None
+        whole = as_reported.get(view.name) if shard_row is not None else None
         listed.append(whole if whole is not None and current is row else current)
         phases.append(row_phase(current))
 
@@ -139,7 +149,7 @@ def compose_fleet(
         legacy,
         {composed_key(v.name): v.name for v in matched},
         set(blocked),
-        {c for c, r in reported.items() if r.get("fingerprint") == fingerprint},
+        {c for c in taken if reported[c].get("fingerprint") == fingerprint},
         {c for c, r in reported.items() if r.get("phase") == READY},
         _current_jobs(legacy, [v.name for v in matched], fingerprint, name, namespace, spec, asks),
     )

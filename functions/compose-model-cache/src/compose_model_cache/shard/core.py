@@ -120,7 +120,16 @@ def compose_plan(
         report = reports.get(job_key)
         if report and report.job != job_name:
             report = None  # not this source's Job: never its figures
-        phase = _compose_cluster(cache, here[view.name], before, observed, outcome, pin, existing)
+        phase = _compose_cluster(
+            cache,
+            here[view.name],
+            before,
+            observed,
+            outcome,
+            pin,
+            existing,
+            handed=view.name in plan.handed,
+        )
         phase, row_figures = _figures(phase, report, before, pin)
         size = kept_size(existing.get(claim_key), cache, view.name)
         if size:
@@ -228,16 +237,22 @@ def _compose_cluster(
     outcome: Outcome,
     pin: Pin | None = None,
     existing: dict[str, Existing] | None = None,
+    *,
+    handed: bool = False,
 ) -> ClusterPhase:
-    """Compose what `here` needs into `outcome` (desired or kept as observed); its phase."""
+    """Compose what `here` needs into `outcome` (desired or kept as observed); its phase.
+    `handed`: the ModelCache still hands what was staged there (plan.py): it is on the
+    cluster under the ModelCache's old Objects, whatever this shard observes of its own."""
     desired, view = outcome.desired, here.view
     claim_key, secret_key, _ = resource_keys(view.name, cache.fingerprint)
     if here.blocked:
         # A status that flaps must not cost the weights: keep what is there, say why. Jobs
         # of an older source too: their deletion waits until the cluster can be reached.
+        # What the ModelCache handed is there too (it keeps its old Objects of a cluster
+        # that cannot stage), so its phase stays: a Ready row never lapses for the flap.
         kept = [k for k in (claim_key, secret_key) if k in observed] + here.hydration
         outcome.kept += kept
-        if kept and previous_row and previous_row.get("phase"):
+        if (kept or handed) and previous_row and previous_row.get("phase"):
             return ClusterPhase(
                 str(previous_row["phase"]), f"{here.blocked}; keeping what is staged there"
             )
