@@ -314,7 +314,7 @@ def test_a_cluster_whose_hydration_fails_for_good_hands_its_replicas_to_another(
     sources = plane.clusters.sources
     assert sources is not None
     plane.client.merge_patch(
-        xr_path(fleet.deployment), {"spec": {"placement": {"moveAfterSeconds": 15}}}
+        xr_path(fleet.deployment), {"spec": {"healing": {"moveAfterSeconds": 15}}}
     )
     claims = fleet.uids("v1", "persistentvolumeclaims")
     desired = fleet.get(fleet.deployment)["spec"]["replicas"]
@@ -374,6 +374,30 @@ def test_a_cluster_whose_hydration_fails_for_good_hands_its_replicas_to_another(
         every=2,
     )
     assert claims <= fleet.uids("v1", "persistentvolumeclaims"), "the cache's claim stays"
+
+    # Retried there as docs/modelcache.md says (the failed Job's Object deleted), the cluster
+    # recovers; it does not pull the replicas back.
+    for job in fleet.plane.client.list(OBJECTS):
+        manifest = job["spec"]["forProvider"]["manifest"]
+        if manifest.get("kind") == "Job" and job["spec"]["providerConfigRef"]["name"] == CLUSTER:
+            meta = job["metadata"]
+            plane.client.delete(
+                resource_path(
+                    "kubernetes.m.crossplane.io/v1alpha1",
+                    "objects",
+                    meta["namespace"],
+                    meta["name"],
+                )
+            )
+    wait_for(
+        lambda: fleet.row().get("phase") == "Ready" and fleet.everything_ready(),
+        what=f"the cache Ready again on {CLUSTER}",
+        timeout=300,
+        every=3,
+    )
+    status = fleet.get(fleet.deployment)["status"]
+    placed = {r["name"]: r.get("replicas", 0) for r in status["clusters"]}
+    assert (placed[CLUSTER], placed[SECOND]) == (0, desired), status
 
 
 def test_deleting_the_cache_keeps_its_retained_claim_and_the_fleet_leaves_nothing(

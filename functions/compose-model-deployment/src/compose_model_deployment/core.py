@@ -40,13 +40,7 @@ _PLAIN_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 # Conditions that only change when something this deployment reads (not composes) changes.
 READ_NOT_WATCHED = ("Scheduled", "ModelCacheReady", HEALTH)
 # What a ModelReplica takes over from its ModelDeployment as written (same schema in both).
-# (placement.moveAfterSeconds is the scheduler's alone.)
-CARRIED_FIELDS = {
-    "engine": set(),
-    "rollout": set(),
-    "gang": set(),
-    "placement": {"moveAfterSeconds"},
-}
+CARRIED_FIELDS = ("engine", "rollout", "gang", "placement")
 
 
 def spec_problem(spec: ModelDeploymentSpec) -> str | None:
@@ -123,8 +117,8 @@ def compose_deployment(
     }
     matched = {v.name for v in views}
     grace = (
-        spec.placement.moveAfterSeconds
-        if spec.placement and spec.placement.moveAfterSeconds
+        spec.healing.moveAfterSeconds
+        if spec.healing and spec.healing.moveAfterSeconds
         else DEFAULT_MOVE_AFTER_SECONDS
     )
     # Sticky: a placed replica stays while its cluster exists and matches, unless it moves.
@@ -295,13 +289,9 @@ def replica_for(
         body["tolerations"] = list(pool.tolerations)
     if cache_name:
         body["modelCacheRef"] = {"name": cache_name}
-    for field, scheduler_only in CARRIED_FIELDS.items():
+    for field in CARRIED_FIELDS:
         block = getattr(spec, field)
-        written = (
-            block.model_dump(mode="json", exclude_none=True, exclude=scheduler_only, warnings=False)
-            if block
-            else {}
-        )
+        written = block.model_dump(mode="json", exclude_none=True, warnings=False) if block else {}
         if written:
             body[field] = written
     labels = {
