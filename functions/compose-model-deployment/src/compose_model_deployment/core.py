@@ -17,6 +17,17 @@ from modelfleet_contracts.models.modeldeployment import ModelDeploymentSpec
 from modelfleet_contracts.naming import composed_key, remote_name
 from modelfleet_contracts.observed import PlacedReplica, StagedCache
 from modelfleet_contracts.outcome import Outcome
+from modelfleet_contracts.served_names import (
+    CONFLICT,
+    ENGINE_DEFAULT,
+    FROM_ENGINE_ARGS,
+    FROM_MODEL_CACHE,
+    FROM_SPEC,
+    SERVED_MODEL_NAME_FLAG,
+    ServedName,
+    is_servable_name,
+    resolve_served_name,
+)
 from modelfleet_contracts.spec import InvalidSpec, filled, parse_spec
 
 from compose_model_deployment.eligibility import Candidate, Rejection, evaluate_cluster
@@ -39,6 +50,7 @@ from compose_model_deployment.status import deployment_status
 _PLAIN_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 # Conditions that only change when something this deployment reads (not composes) changes.
 READ_NOT_WATCHED = ("Scheduled", "ModelCacheReady", HEALTH)
+SERVED_NAME_CONDITION = "ServedModelNameResolved"
 # What a ModelReplica takes over from its ModelDeployment as written (same schema in both).
 CARRIED_FIELDS = ("engine", "rollout", "gang", "placement")
 
@@ -48,6 +60,49 @@ def spec_problem(spec: ModelDeploymentSpec) -> str | None:
     if spec.engine and spec.engine.framework == "Custom" and not spec.engine.command:
         return "engine.command is required when engine.framework is Custom"
     return None
+
+
+def served_name(spec: ModelDeploymentSpec, cache: StagedCache | None) -> ServedName:
+    """The name clients send (`served_names` has the precedence)."""
+    engine = spec.engine
+    return resolve_served_name(
+        framework=str(filled(engine.framework)) if engine else "vLLM",
+        engine_args=[a.root for a in (engine.args or [])] if engine else [],
+        spec_name=spec.servedModelName,
+        natural=cache.natural_name if cache is not None else "",
+    )
+
+
+def served_name_condition(served: ServedName) -> Status:
+    """ServedModelNameResolved: which name clients send and where it comes from; False when
+    engine.args and spec.servedModelName disagree (the engine args win)."""
+    if served.overridden is not None:
+        return Status.false(
+            SERVED_NAME_CONDITION,
+            CONFLICT,
+            f"engine.args sets {SERVED_MODEL_NAME_FLAG}={served.name}, which wins over "
+            f"spec.servedModelName {served.overridden}: clients send {served.name!r}; "
+            "remove one of the two",
+        )
+    said = {
+        FROM_ENGINE_ARGS: f"from {SERVED_MODEL_NAME_FLAG} in engine.args",
+        FROM_SPEC: "from spec.servedModelName",
+        FROM_MODEL_CACHE: "the ModelCache source's id",
+    }
+    if served.name is None:
+        return Status(
+            SERVED_NAME_CONDITION,
+            True,
+            ENGINE_DEFAULT,
+            "no spec.servedModelName and no ModelCache to name the model: the engine serves it "
+            "under its own default (vLLM: the --model value)",
+        )
+    return Status(
+        SERVED_NAME_CONDITION,
+        True,
+        served.origin,
+        f"clients send model {served.name!r} ({said[served.origin]})",
+    )
 
 
 def replica_key(cluster: str) -> str:
@@ -191,6 +246,7 @@ def compose_deployment(
     }
     gone = {c: placed[c].replicas for c in sorted(evicted) if c not in leaving}
 
+    served = served_name(spec, staged)
     out = Outcome()
     for cluster, count in sorted(placement.items()):
         evaluation = evaluations.get(cluster)
@@ -200,7 +256,7 @@ def compose_deployment(
             # deletion of the old replica reads as the move it is).
             replaces = sorted(evicted) if cluster in targets else []
             out.desired[key] = replica_for(
-                spec, name, namespace, evaluation, count, cache_name, replaces
+                spec, name, namespace, evaluation, count, cache_name, served.name, replaces
             )
         elif key in mine:
             # Placed before, cluster still matches but cannot be evaluated right now
@@ -228,6 +284,9 @@ def compose_deployment(
     if stuck:
         out.conditions[0] = stuck_note(out.conditions[0], stuck)
     out.conditions.append(health)
+    if served.name is not None:
+        out.status["servedModelName"] = served.name
+    out.conditions.append(served_name_condition(served))
     # Placement and the cache's state come from InferenceClusters, ModelReplicas of other
     # deployments and the ModelCache, which Crossplane reads but does not watch.
     out.recheck_soon = any(not c.status for c in out.conditions if c.type in READ_NOT_WATCHED)
@@ -271,10 +330,12 @@ def replica_for(
     candidate: Candidate,
     count: int,
     cache_name: str | None,
+    served_model_name: str | None,
     replaces: list[str] | None = None,
 ) -> dict[str, Any]:
-    """The ModelReplica carrying this cluster's share and its fully resolved placement;
-    `replaces`: the clusters whose replicas it takes over (a move under way)."""
+    """The ModelReplica carrying this cluster's share, its fully resolved placement and the
+    resolved served model name; `replaces`: the clusters whose replicas it takes over (a move
+    under way)."""
     pool = candidate.pool
     body: dict[str, Any] = {
         "clusterName": candidate.cluster.name,
@@ -289,6 +350,9 @@ def replica_for(
         body["tolerations"] = list(pool.tolerations)
     if cache_name:
         body["modelCacheRef"] = {"name": cache_name}
+    # A name from engine.args may not fit the field; the engine has it in its args anyway.
+    if served_model_name is not None and is_servable_name(served_model_name):
+        body["servedModelName"] = served_model_name
     for field in CARRIED_FIELDS:
         block = getattr(spec, field)
         written = block.model_dump(mode="json", exclude_none=True, warnings=False) if block else {}

@@ -51,6 +51,10 @@ def deployment_status(
             row["phase"] = seen.phase if seen and seen.phase else "Pending"
             if seen and seen.message:
                 row["message"] = seen.message
+            if seen and seen.address:
+                row["address"] = seen.address
+            if seen and seen.gateway_address:
+                row["gatewayAddress"] = seen.gateway_address
         elif isinstance(e, Rejection):
             row["phase"] = "Unschedulable"
             row["message"] = e.message

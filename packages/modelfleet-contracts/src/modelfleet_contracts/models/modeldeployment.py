@@ -288,6 +288,12 @@ class ModelDeploymentSpec(BaseModel):
     """
     Pods per serving group; overrides the vramGiB arithmetic.
     """
+    servedModelName: Annotated[
+        str | None, Field(max_length=256, pattern='^[A-Za-z0-9_][A-Za-z0-9._:/@+=-]*$')
+    ] = None
+    """
+    The model name clients send (OpenAI "model"). Default: the ModelCache source's id (the Hugging Face repo, the OCI image's repository, the S3 prefix's last segment). vLLM gets it as --served-model-name; every engine as MODELFLEET_SERVED_MODEL_NAME. A --served-model-name already in engine.args wins and is reported.
+    """
     engine: Engine | None = None
     """
     What runs in every engine pod.
@@ -361,6 +367,14 @@ class Cluster(BaseModel):
     """
     Why, in words.
     """
+    address: str | None = None
+    """
+    The ModelReplica's in-cluster URL here, once a serving group answers.
+    """
+    gatewayAddress: str | None = None
+    """
+    The same through the cluster's Gateway, once the route is Accepted.
+    """
 
 
 class Condition(BaseModel):
@@ -402,6 +416,10 @@ class ModelDeploymentStatus(BaseModel):
     replicas: Replicas | None = None
     """
     Serving groups.
+    """
+    servedModelName: str | None = None
+    """
+    The model name clients send, as resolved (absent when the engine keeps its own default).
     """
     summary: Summary | None = None
     """
