@@ -38,9 +38,9 @@ class Fleet:
     last: fnv1.RunFunctionResponse | None = None
 
     def __post_init__(self) -> None:
-        placement_block = {} if self.move_after is None else {"moveAfterSeconds": self.move_after}
+        healing = {} if self.move_after is None else {"moveAfterSeconds": self.move_after}
         self.xr = deployment(
-            replicas=self.replicas, modelCacheRef={"name": "kimi-k2"}, placement=placement_block
+            replicas=self.replicas, modelCacheRef={"name": "kimi-k2"}, healing=healing
         )
         self.xr["status"] = {"conditions": []}
 

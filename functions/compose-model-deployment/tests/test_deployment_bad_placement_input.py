@@ -21,7 +21,7 @@ def cache_selecting(labels: dict[str, str] | None, *reported: str) -> dict[str, 
 
 
 ANYWHERE = cache_selecting(None, "gke-us")
-GRACE_WORDS = ["spec.placement.moveAfterSeconds", "greater than or equal to 1"]
+GRACE_WORDS = ["spec.healing.moveAfterSeconds", "greater than or equal to 1"]
 DISJOINT_WORDS = [
     "ModelCache kimi-k2 can stage to none",
     "(gke-us)",
@@ -30,9 +30,9 @@ DISJOINT_WORDS = [
 
 BAD = [
     # (case, the deployment's spec, the cache, Scheduled reason, words its message holds)
-    ("grace period zero", {"placement": {"moveAfterSeconds": 0}}, ANYWHERE,
+    ("grace period zero", {"healing": {"moveAfterSeconds": 0}}, ANYWHERE,
      "InvalidSpec", GRACE_WORDS),
-    ("grace period negative", {"placement": {"moveAfterSeconds": -30}}, ANYWHERE,
+    ("grace period negative", {"healing": {"moveAfterSeconds": -30}}, ANYWHERE,
      "InvalidSpec", GRACE_WORDS),
     ("selectors disjoint, cache not reporting yet", {"clusterSelector": {"matchLabels": US}},
      cache_selecting(EU), "ModelCacheNotFound", DISJOINT_WORDS),

@@ -1,5 +1,5 @@
 """Placement that heals: a replica moves off a cluster that cannot serve it for longer than
-spec.placement.moveAfterSeconds, make before break, and never because of a flap."""
+spec.healing.moveAfterSeconds, make before break, and never because of a flap."""
 
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
@@ -183,6 +183,7 @@ def test_the_default_grace_period_is_ten_minutes():
 
 
 def test_the_grace_period_is_the_schedulers_alone():
-    xr = deployment(placement={"exclusiveTopology": "zone", "moveAfterSeconds": 30})
+    xr = deployment(placement={"exclusiveTopology": "zone"}, healing={"moveAfterSeconds": 30})
     [replica] = desired_resources(schedule(xr, [inference_cluster("a")])).values()
     assert replica["spec"]["placement"] == {"exclusiveTopology": "zone"}
+    assert "healing" not in replica["spec"]

@@ -1,5 +1,5 @@
 """`modelfleet simulate` shows a ModelDeployment healing: its replica moves off a cluster
-that cannot serve it for longer than spec.placement.moveAfterSeconds, make before break, and
+that cannot serve it for longer than spec.healing.moveAfterSeconds, make before break, and
 the move is in the timeline and is no loss."""
 
 import sys
@@ -31,7 +31,7 @@ def fleet(directory: Path) -> Path:
     path = directory / "modeldeployments.yaml"
     [md] = list(yaml.safe_load_all(path.read_text()))
     md["spec"]["replicas"] = 1
-    md["spec"]["placement"] = {"moveAfterSeconds": 300}
+    md["spec"]["healing"] = {"moveAfterSeconds": 300}
     path.write_text(yaml.safe_dump(md, sort_keys=False))
     return directory
 

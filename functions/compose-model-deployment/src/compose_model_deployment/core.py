@@ -52,13 +52,7 @@ _PLAIN_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 READ_NOT_WATCHED = ("Scheduled", "ModelCacheReady", HEALTH)
 SERVED_NAME_CONDITION = "ServedModelNameResolved"
 # What a ModelReplica takes over from its ModelDeployment as written (same schema in both).
-# (placement.moveAfterSeconds is the scheduler's alone.)
-CARRIED_FIELDS = {
-    "engine": set(),
-    "rollout": set(),
-    "gang": set(),
-    "placement": {"moveAfterSeconds"},
-}
+CARRIED_FIELDS = ("engine", "rollout", "gang", "placement")
 
 
 def spec_problem(spec: ModelDeploymentSpec) -> str | None:
@@ -178,8 +172,8 @@ def compose_deployment(
     }
     matched = {v.name for v in views}
     grace = (
-        spec.placement.moveAfterSeconds
-        if spec.placement and spec.placement.moveAfterSeconds
+        spec.healing.moveAfterSeconds
+        if spec.healing and spec.healing.moveAfterSeconds
         else DEFAULT_MOVE_AFTER_SECONDS
     )
     # Sticky: a placed replica stays while its cluster exists and matches, unless it moves.
@@ -359,13 +353,9 @@ def replica_for(
     # A name from engine.args may not fit the field; the engine has it in its args anyway.
     if served_model_name is not None and is_servable_name(served_model_name):
         body["servedModelName"] = served_model_name
-    for field, scheduler_only in CARRIED_FIELDS.items():
+    for field in CARRIED_FIELDS:
         block = getattr(spec, field)
-        written = (
-            block.model_dump(mode="json", exclude_none=True, exclude=scheduler_only, warnings=False)
-            if block
-            else {}
-        )
+        written = block.model_dump(mode="json", exclude_none=True, warnings=False) if block else {}
         if written:
             body[field] = written
     labels = {

@@ -4,7 +4,7 @@ how a move off them is told.
 A cluster cannot serve a replica placed on it when it is not connected, when the deployment
 reads a ModelCache and the cluster's shared storage is gone, or when that cache is `Failed`
 there (its hydration Job failed after its retries). Replicas move off it once this has lasted
-the grace period (`spec.placement.moveAfterSeconds`) without a break.
+the grace period (`spec.healing.moveAfterSeconds`) without a break.
 
 Time comes from the inputs only: the `PlacementHealthy` condition says which clusters cannot
 serve, in a message that stays the same while the set of clusters and their reasons do, so
@@ -53,7 +53,7 @@ def unservable_condition(unservable: dict[str, str], grace_seconds: int) -> Stat
         UNSERVABLE,
         f"replicas are placed where they cannot be served: {where}; they move to another "
         f"cluster once this has lasted {grace_seconds}s without a break "
-        "(spec.placement.moveAfterSeconds)",
+        "(spec.healing.moveAfterSeconds)",
     )
 
 
@@ -92,7 +92,7 @@ def move_text(
     reasons = "; ".join(f"{c} {why.get(c, RECOVERED)}" for c in sources)
     return (
         f"{replicas} replica(s) from {listed(sources)} to {listed(targets) or 'nowhere'}: "
-        f"{reasons}, for longer than {grace_seconds}s (spec.placement.moveAfterSeconds)"
+        f"{reasons}, for longer than {grace_seconds}s (spec.healing.moveAfterSeconds)"
     )
 
 

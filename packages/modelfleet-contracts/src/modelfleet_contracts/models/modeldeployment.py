@@ -241,7 +241,7 @@ class Gang(BaseModel):
 
 class Placement(BaseModel):
     """
-    Topology placement, and when a replica moves off a cluster that cannot serve it.
+    Topology placement.
     """
 
     exclusiveTopology: Annotated[
@@ -250,6 +250,13 @@ class Placement(BaseModel):
     """
     Node label key; each serving group gets a topology domain of its own.
     """
+
+
+class Healing(BaseModel):
+    """
+    When replicas move off a cluster that cannot serve them.
+    """
+
     moveAfterSeconds: Annotated[int | None, Field(ge=1, le=604800)] = None
     """
     Grace period: replicas move to another cluster once their cluster has been unable to serve them (cache Failed there, cluster not connected, its shared storage gone) for this long without a break. Default: 600.
@@ -301,7 +308,11 @@ class ModelDeploymentSpec(BaseModel):
     """
     placement: Placement | None = None
     """
-    Topology placement, and when a replica moves off a cluster that cannot serve it.
+    Topology placement.
+    """
+    healing: Healing | None = None
+    """
+    When replicas move off a cluster that cannot serve them.
     """
 
 
