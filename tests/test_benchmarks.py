@@ -25,6 +25,7 @@ SCRIPTS = sorted(ROOT.glob("functions/*/benchmarks/bench_*.py"))
 HYDRATOR_SCRIPT = ROOT / "packages/modelfleet-hydrator/benchmarks/hydrator_speed.py"
 SIMULATE_SCRIPT = ROOT / "packages/modelfleet-cli/benchmarks/bench_simulate.py"
 RELEASE_SCRIPT = ROOT / "packages/modelfleet-devtools/benchmarks/bench_release.py"
+UPSTREAM_SCRIPT = ROOT / "functions/compose-model-cache/benchmarks/fleet_vs_upstream.py"
 
 
 def load(path: Path) -> ModuleType:
@@ -76,13 +77,20 @@ def test_the_docs_have_one_section_for_every_table_of_every_script():
     """A renamed, added or removed table cannot leave the docs stale: every section a script
     writes is there exactly once, and there is no other."""
     hydrator, simulate = load(HYDRATOR_SCRIPT), load(SIMULATE_SCRIPT)
-    release = load(RELEASE_SCRIPT)
+    release, upstream = load(RELEASE_SCRIPT), load(UPSTREAM_SCRIPT)
     sections = {
         name: (path, scenario)
         for path in SCRIPTS
         for name, scenario in scenario_sections(path, load(path).SCENARIOS).items()
     }
-    written = [*sections, hydrator.SECTION, simulate.SECTION, scale.SECTION, release.SECTION]
+    written = [
+        *sections,
+        hydrator.SECTION,
+        simulate.SECTION,
+        scale.SECTION,
+        release.SECTION,
+        upstream.SECTION,
+    ]
     text = BENCHMARKS_DOC.read_text()
     assert Counter(section_names(text)) == Counter(written)
     for name, (path, scenario) in sections.items():
@@ -154,3 +162,14 @@ def test_the_scale_benchmark_tells_what_staging_added_to_the_idle_fleet():
     assert cells[4] == "0.50 s/s" and cells[7:9] == ["3.00 s", "2.00 s"]
     quiet = scale.ScaleRow(10, 10, "v2.3.4", 10, 100, 20, 1, None, idle_cpu_per_s=1.0)
     assert quiet.per_staging_above_idle_s == 0.0
+
+
+def test_the_side_by_side_cycle_is_the_fleet_at_steady_state():
+    """fleet_vs_upstream.py's cycle, ours, over one more cluster than a shard holds: the
+    ModelCache and both of its shards, each request one that changes nothing and is Ready
+    (upstream's side needs its checkout, so it runs with the script only)."""
+    upstream = load(UPSTREAM_SCRIPT)
+    cycle = upstream.our_cycle(33)
+    assert sorted(name for name, _ in cycle) == ["cache", "shard-0", "shard-1"]
+    for _, req in cycle:
+        assert upstream.RUNNER.run(req).desired.composite.ready == fnv1.READY_TRUE

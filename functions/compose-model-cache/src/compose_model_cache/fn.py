@@ -23,6 +23,7 @@ from compose_model_cache.cache.fleet import compose_fleet
 from compose_model_cache.cache.handover import LegacyObject
 from compose_model_cache.cache.shards import ObservedShard, shard_index
 from compose_model_cache.keys import echoed_key
+from compose_model_cache.rows import REASONS
 from compose_model_cache.shard.core import compose_shard
 from compose_model_cache.shard.existing import ECHOED_SPEC_READ, TEMPLATE
 from compose_model_cache.shard.plan import cluster_names
@@ -51,8 +52,12 @@ XR_PATHS: structs.Paths = {
 # it reports (what the ModelCache's status is made of).
 SHARD_PATHS: structs.Paths = {
     "spec": {"clusters": {"name": None}},
-    "status": {"clusters": None, "pinnedRevision": None, "conditions": None},
+    "status": {"pinnedRevision": None, "conditions": None},
 }
+# Of each of its rows, what the ModelCache decides on (the rest is listed as it is).
+ROW_READ: structs.Paths = dict.fromkeys(
+    ("name", "phase", "reason", "message", "fingerprint", "claimName", "bytesDone", "bytesTotal")
+)
 # Of an observed claim or hydration Job: the remote object provider-kubernetes echoes, its
 # kind, name and annotations (where the hydrator reports) and the parts of its spec that what
 # exists keeps (existing.py); and the name the Object's own manifest asks for, which is what
@@ -167,14 +172,28 @@ def _legacy(s: Any) -> LegacyObject:
 def _observed_shard(s: Any) -> ObservedShard:
     read = structs.project(s, SHARD_PATHS)
     status = mapping_at(read, "status")
-    rows = [r for r in list_at(status, "clusters") if isinstance(r, dict)]
+    rows: dict[str, dict[str, Any]] = {}
+    written: dict[str, Verbatim] = {}
+    for row in _listed(s, "status", "clusters"):
+        if row.WhichOneof("kind") != "struct_value":
+            continue
+        plain = structs.project(row.struct_value, ROW_READ)
+        name = plain.get("name")
+        if not isinstance(name, str):
+            continue
+        if plain.get("reason", REASONS[0]) in REASONS:
+            rows[name], written[name] = plain, Verbatim(row)
+        else:  # listed again without its reason (fleet.py): read whole
+            rows[name] = structs.to_plain(row)
+            written.pop(name, None)
     return ObservedShard(
         clusters=tuple(
             str(e["name"])
             for e in list_at(mapping_at(read, "spec"), "clusters")
             if isinstance(e, dict) and isinstance(e.get("name"), str)
         ),
-        rows={str(r["name"]): r for r in rows if isinstance(r.get("name"), str)},
+        rows=rows,
+        written=written,
         pinned=mapping_at(status, "pinnedRevision"),
         conditions={
             str(c["type"]): c
@@ -182,6 +201,19 @@ def _observed_shard(s: Any) -> ObservedShard:
             if isinstance(c, dict) and isinstance(c.get("type"), str)
         },
     )
+
+
+def _listed(s: Any, *path: str) -> list[Any]:
+    """The values of the list at `path` in Struct `s`, unconverted; [] when there is none."""
+    fields = s.fields
+    for key in path[:-1]:
+        if key not in fields or fields[key].WhichOneof("kind") != "struct_value":
+            return []
+        fields = fields[key].struct_value.fields
+    last = path[-1]
+    if last not in fields or fields[last].WhichOneof("kind") != "list_value":
+        return []
+    return list(fields[last].list_value.values)
 
 
 def _run_shard(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, xr: Any) -> None:

@@ -10,7 +10,7 @@ resource. `apply_outcome` converts a shape once and copies it (in C) per stamp;
 
 import copy
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 _PREFIX, _SUFFIX = "\x00stamp:", "\x00"
@@ -62,26 +62,32 @@ class Shape:
 
 @dataclass(frozen=True)
 class Stamp:
+    """One resource of `shape` with `values` at its markers; and, when `fields` is given,
+    the mapping at path `at` with `fields` in place of the shape's own (a value `DROP`: the
+    field left out; the values are shared, not copied)."""
+
     shape: Shape
     values: dict[str, Any]
+    at: tuple[str, ...] = ()
+    fields: Mapping[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        data = copy.deepcopy(self.shape.data)
-        _fill(data, self.shape.holes, self.values)
+        if not self.fields:
+            data = copy.deepcopy(self.shape.data)
+            _fill(data, self.shape.holes, self.values)
+            return data
+        # Only what stays is copied and stamped.
+        data = _copy_except(self.shape.data, self.at, self.fields.keys())
+        _fill(data, _pruned(self.shape.holes, self.at, self.fields.keys()), self.values)
+        node = data
+        for key in self.at:
+            node = node[key]
+        node.update({k: v for k, v in self.fields.items() if v is not DROP})
         return data
 
-    def replacing(self, at: tuple[str, ...], fields: Mapping[str, Any]) -> dict[str, Any]:
-        """The resource as plain data, the mapping at path `at` with `fields` in place of
-        its own (a value `DROP`: the field left out). Only what stays is copied: the
-        replaced fields are neither copied nor stamped, and the values in `fields` are
-        shared, not copied."""
-        data = _copy_except(self.shape.data, at, fields.keys())
-        _fill(data, _pruned(self.shape.holes, at, fields.keys()), self.values)
-        node = data
-        for key in at:
-            node = node[key]
-        node.update({k: v for k, v in fields.items() if v is not DROP})
-        return data
+    def replacing(self, at: tuple[str, ...], fields: Mapping[str, Any]) -> "Stamp":
+        """This resource with the mapping at `at` taking `fields` in place of its own."""
+        return Stamp(self.shape, self.values, at, fields)
 
 
 @dataclass(frozen=True)

@@ -97,8 +97,12 @@ def compose_fleet(
         if isinstance(row, dict) and isinstance(row.get("name"), str)
     }
     reported: dict[str, dict[str, Any]] = {}
+    as_reported: dict[str, Any] = {}  # the row whole, where it is listed as reported
     for key in sorted(shards, reverse=True):  # the first shard's row wins (shards.py)
         reported.update(shards[key].rows)
+        for cluster in shards[key].rows:
+            as_reported.pop(cluster, None)
+        as_reported.update(shards[key].written)
     pin = _pin(mapping_at(status, "pinnedRevision"), fingerprint, shards)
 
     outcome = Outcome()
@@ -119,14 +123,17 @@ def compose_fleet(
 
     byo_claim = bool(spec.storage and spec.storage.existingClaimName)
     blocked = {v.name: why for v in matched if (why := why_cannot_stage(v, byo_claim))}
-    rows, phases = [], []
+    rows, listed, phases = [], [], []
     for view in matched:
         row = _row(view.name, reported.get(view.name), previous.get(view.name))
-        row = _current(row, name, namespace, spec, fingerprint)
-        if row.get("reason") not in REASONS:
-            row.pop("reason", None)  # read, not trusted: only a reason the XRD allows
-        rows.append(row)
-        phases.append(row_phase(row))
+        current = _current(row, name, namespace, spec, fingerprint)
+        if current.get("reason") not in REASONS:
+            current.pop("reason", None)  # read, not trusted: only a reason the XRD allows
+        rows.append(current)
+        # A shard's row listed as it reported it, unless it had to change.
+        whole = as_reported.get(view.name) if view.name in reported else None
+        listed.append(whole if whole is not None and current is row else current)
+        phases.append(row_phase(current))
 
     handover = hand_over(
         legacy,
@@ -139,7 +146,7 @@ def compose_fleet(
     outcome.desired.update(handover.desired)
     outcome.kept += handover.kept
 
-    outcome.status = cache_status(rows, pin)
+    outcome.status = cache_status(rows, pin) | {"clusters": listed}
     outcome.conditions = cache_conditions(matched, phases)
     for typ in ROLLED_UP:
         if rolled := _rolled_up(typ, shards, previous_condition(xr, typ)):

@@ -44,7 +44,10 @@ class ObservedShard:
     """A shard as observed: the clusters its spec lists, the rows and pin it reports."""
 
     clusters: tuple[str, ...]
+    # Its rows by cluster: the fields the ModelCache decides on (rows.py)...
     rows: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # ...and each row whole, as the edge read it (`Verbatim`), to list as it is reported.
+    written: dict[str, Any] = field(default_factory=dict)
     pinned: dict[str, Any] = field(default_factory=dict)
     conditions: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -54,6 +57,7 @@ def assign_shards(
 ) -> dict[str, list[str]]:
     """Shard key -> its matched clusters (sorted), every matched cluster in exactly one."""
     wanted = sorted(set(matched))
+    matching = set(wanted)
     members: dict[str, list[str]] = {}
     placed: set[str] = set()
     for key in sorted(observed, key=lambda k: (shard_index(k) or 0, k)):
@@ -61,7 +65,7 @@ def assign_shards(
             continue
         # A cluster two shards list (never composed so; a shard edited by hand) stays in
         # both: leaving it out of one would delete the claim both compose.
-        keep = [c for c in observed[key].clusters if c in wanted]
+        keep = [c for c in observed[key].clusters if c in matching]
         placed.update(keep)
         members[key] = keep
     index = 0

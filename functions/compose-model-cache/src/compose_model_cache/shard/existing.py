@@ -145,7 +145,7 @@ def _agrees(composed: Stamp, existing: Existing) -> bool:
     return True
 
 
-def keeping_fixed_fields(composed: Stamp, existing: Existing | None) -> Stamp | dict[str, Any]:
+def keeping_fixed_fields(composed: Stamp, existing: Existing | None) -> Stamp:
     """The composed Object, its fixed fields as the remote object of its kind and name that
     exists has them; `composed` itself when none exists or they agree. A fixed field the
     composed object leaves out stays out: the manifest does not touch it."""

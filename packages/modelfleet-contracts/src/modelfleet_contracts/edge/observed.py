@@ -10,7 +10,7 @@ from google.protobuf import json_format, struct_pb2
 from modelfleet_contracts.api import MODEL_DEPLOYMENT
 from modelfleet_contracts.edge.structs import to_plain
 from modelfleet_contracts.fields import as_int
-from modelfleet_contracts.labels import NAMESPACE_LABEL, kind_label
+from modelfleet_contracts.labels import NAMESPACE_LABEL, REPLACES_ANNOTATION, kind_label
 from modelfleet_contracts.observed import (
     CacheRow,
     Condition,
@@ -169,6 +169,8 @@ def read_replica(s: struct_pb2.Struct) -> PlacedReplica:
     status = _struct(fields, "status") or {}
     metadata = _struct(fields, "metadata")
     labels = (_struct(metadata, "labels") if metadata is not None else None) or {}
+    annotations = (_struct(metadata, "annotations") if metadata is not None else None) or {}
+    replaces = _string(annotations, REPLACES_ANNOTATION)
     return PlacedReplica(
         cluster=_text(spec, "clusterName"),
         pool=_text(spec, "nodePool"),
@@ -179,6 +181,7 @@ def read_replica(s: struct_pb2.Struct) -> PlacedReplica:
         phase=_text(status, "phase"),
         message=_text(status, "message"),
         ready_replicas=max(0, as_int(_number(status, "readyReplicas"))),
+        replaces=tuple(sorted({c.strip() for c in replaces.split(",") if c.strip()})),
         address=_string(status, "address"),
         gateway_address=_string(status, "gatewayAddress"),
     )
@@ -187,13 +190,17 @@ def read_replica(s: struct_pb2.Struct) -> PlacedReplica:
 def read_model_cache(s: struct_pb2.Struct, *, cluster: str | None = None) -> StagedCache:
     """A ModelCache's `status.clusters`, from its Struct without converting it: every row's
     name and phase (the scheduler), or, given `cluster`, the first row of that cluster, whole
-    (a replica, which mounts its own; the rows after it are not read); and the model's id at
-    its source (`spec`), the default served model name."""
+    (a replica, which mounts its own; the rows after it are not read); its cluster selector;
+    and the model's id at its source (`spec`), the default served model name."""
+    spec = _struct(s.fields, "spec")
+    chosen = spec.get("clusterSelector") if spec is not None else None
+    plain = to_plain(chosen) if chosen is not None and chosen.HasField("struct_value") else None
+    selector = plain if isinstance(plain, dict) and plain else None
     natural = _natural_name(s)
     status = _struct(s.fields, "status")
     listed = status.get("clusters") if status is not None else None
     if listed is None or not listed.HasField("list_value"):
-        return StagedCache(natural_name=natural)
+        return StagedCache(selector=selector, natural_name=natural)
     phases: dict[str, str] = {}
     for item in listed.list_value.values:
         if not item.HasField("struct_value"):
@@ -210,8 +217,10 @@ def read_model_cache(s: struct_pb2.Struct, *, cluster: str | None = None) -> Sta
                 claim_name=_text(row, "claimName"),
                 path=_text(row, "path"),
             )
-            return StagedCache(phases={name: here.phase}, row=here, natural_name=natural)
-    return StagedCache(phases=phases, natural_name=natural)
+            return StagedCache(
+                phases={name: here.phase}, row=here, selector=selector, natural_name=natural
+            )
+    return StagedCache(phases=phases, selector=selector, natural_name=natural)
 
 
 def _natural_name(s: struct_pb2.Struct) -> str:

@@ -11,7 +11,7 @@ from typing import Any, TypeAlias
 
 from google.protobuf import struct_pb2
 
-from modelfleet_contracts.stamps import Stamp, Trie, Verbatim
+from modelfleet_contracts.stamps import DROP, Stamp, Trie, Verbatim
 
 
 def _value(v: struct_pb2.Value) -> Any:
@@ -111,7 +111,8 @@ def write_stamp(
     target: struct_pb2.Struct, stamp: Stamp, converted: dict[int, struct_pb2.Struct]
 ) -> None:
     """Write `stamp` into `target`: a copy of its shape's Struct (converted once per shape,
-    remembered in `converted` for the shapes' lifetime) with the stamp's values set."""
+    remembered in `converted` for the shapes' lifetime) with the stamp's values set and its
+    replaced fields in place (a `Verbatim` copied as the protobuf it is)."""
     shape = stamp.shape
     template = converted.get(id(shape))
     if template is None:
@@ -119,6 +120,16 @@ def write_stamp(
         update(template, shape.data)
     target.CopyFrom(template)
     _fill(target.fields, shape.holes, stamp.values)
+    if stamp.fields:
+        fields = target.fields
+        for key in stamp.at:
+            fields = fields[key].struct_value.fields
+        for key, value in stamp.fields.items():
+            if value is DROP:
+                if key in fields:
+                    del fields[key]
+            else:
+                _set(fields[key], value)
 
 
 def _fill(container: Any, node: Trie, values: Mapping[str, Any]) -> None:

@@ -241,7 +241,7 @@ class Gang(BaseModel):
 
 class Placement(BaseModel):
     """
-    Topology placement.
+    Topology placement, and when a replica moves off a cluster that cannot serve it.
     """
 
     exclusiveTopology: Annotated[
@@ -249,6 +249,10 @@ class Placement(BaseModel):
     ] = None
     """
     Node label key; each serving group gets a topology domain of its own.
+    """
+    moveAfterSeconds: Annotated[int | None, Field(ge=1, le=604800)] = None
+    """
+    Grace period: replicas move to another cluster once their cluster has been unable to serve them (cache Failed there, cluster not connected, its shared storage gone) for this long without a break. Default: 600.
     """
 
 
@@ -297,7 +301,7 @@ class ModelDeploymentSpec(BaseModel):
     """
     placement: Placement | None = None
     """
-    Topology placement.
+    Topology placement, and when a replica moves off a cluster that cannot serve it.
     """
 
 

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
-from ..realcp import SHARED_REALCP_DIR, realcp_binary
+from ..realcp import realcp_binary
 from ..release import images
 from ..release.build import HYDRATOR, ReleaseBuild, Tools
 from . import crossplane, functions, packages
@@ -253,26 +252,3 @@ def start_control_plane(
         if "podman" in locals():
             podman.remove_all()
         raise
-
-
-if __name__ == "__main__":  # by hand: python -m modelfleet_devtools.e2e.stack DIR [EXAMPLE]
-    import signal
-    import sys
-
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop what it started
-    started = time.monotonic()
-    work = Path(sys.argv[1])
-    plane = start_control_plane(link_binaries(work / "bin"), SHARED_REALCP_DIR, work)
-    print(f"up in {time.monotonic() - started:.0f}s; kubeconfig {plane.client.config.path}")
-    if len(sys.argv) > 2:
-        from .fleet import apply_fleet
-
-        apply_fleet(plane, Path(sys.argv[2]))
-        print("applied", sys.argv[2], flush=True)
-    try:
-        while True:
-            time.sleep(5)
-            plane.check_alive()
-            plane.point_revisions()
-    finally:
-        plane.stop()
