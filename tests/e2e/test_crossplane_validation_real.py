@@ -16,10 +16,11 @@ from typing import Any
 
 import pytest
 import yaml
+from modelfleet_cli.xrd import xr_name_errors
 from modelfleet_devtools.e2e.fleet import condition
 from modelfleet_devtools.e2e.kube import resource_path
 from modelfleet_devtools.e2e.stack import RealControlPlane
-from modelfleet_devtools.paths import APIS_DIR
+from modelfleet_devtools.paths import APIS_DIR, EXAMPLES_DIR
 
 Json = dict[str, Any]
 OURS = sorted([*APIS_DIR.glob("*/definition.yaml"), *APIS_DIR.glob("*/composition.yaml")])
@@ -126,3 +127,54 @@ def test_crossplane_refuses_a_broken_definition(
     accepted, said = dry_run(real_control_plane, obj)
     assert not accepted, f"{case}: accepted"
     assert words in said, said
+
+
+LABEL_VALUE_MAX = 63
+NAMED = [
+    # (our example XR, the namespace it is tried in: one the control plane has)
+    ("quickstart/inferencecluster.yaml", None),
+    ("quickstart/modelcache.yaml", "default"),
+    ("quickstart/modeldeployment.yaml", "default"),
+    ("single-replica/modelreplica.yaml", "default"),
+]
+
+
+def _named(path: str, namespace: str | None, length: int) -> Json:
+    xr = dict(yaml.safe_load((EXAMPLES_DIR / path).read_text()))
+    stem = xr["metadata"]["name"]
+    xr["metadata"] = {"name": (stem + "-" + "x" * length)[:length]}
+    if namespace:
+        xr["metadata"]["namespace"] = namespace
+    return xr
+
+
+@pytest.mark.parametrize(("path", "namespace"), NAMED, ids=[n[0] for n in NAMED])
+def test_the_api_server_refuses_an_xr_name_longer_than_a_label_value(
+    real_control_plane: RealControlPlane, path: str, namespace: str | None
+) -> None:
+    """Crossplane labels what an XR composes with the XR's name (`crossplane.io/composite`), and
+    the CRD it generates from each XRD caps the name at a label value's 63 bytes, so a longer
+    name is refused at `kubectl apply`, with the words `modelfleet render` and `simulate` use
+    (modelfleet_cli.xrd.xr_name_errors)."""
+    longest = _named(path, namespace, LABEL_VALUE_MAX)
+    accepted, said = dry_run(real_control_plane, longest)
+    assert accepted, said
+    accepted, said = dry_run(real_control_plane, _named(path, namespace, LABEL_VALUE_MAX + 1))
+    assert not accepted, f"{path}: a {LABEL_VALUE_MAX + 1}-character name accepted"
+    assert xr_name_errors(longest | {"metadata": {"name": "x" * 64}})[0] in said, said
+
+
+def test_kubectl_refuses_an_unknown_field_with_the_words_render_and_simulate_use(
+    real_control_plane: RealControlPlane,
+) -> None:
+    """kubectl's default strict field validation refuses a misspelt field (without it, a
+    misspelt `clusterSelector` would stage the model on every cluster)."""
+    cache = _named("quickstart/modelcache.yaml", "default", 20)
+    cache["spec"]["clusterSelecter"] = cache["spec"].pop("clusterSelector")
+    applied = real_control_plane.client.run_kubectl(
+        "apply", "--dry-run=server", "-f", "-", stdin=yaml.safe_dump(cache)
+    )  # `kubectl apply` as a user runs it: client-side, default (strict) field validation
+    said = applied.stdout + applied.stderr
+    assert applied.returncode != 0, "a ModelCache with an unknown field accepted"
+    assert 'strict decoding error: unknown field "spec.clusterSelecter"' in said, said
+    assert "cannot be handled as a ModelCache" in said, said

@@ -24,13 +24,18 @@ def deployment(replicas: int = 1, **spec: Any) -> dict[str, Any]:
     }
 
 
-def cache_on(*clusters: str, phase: str = "Ready") -> dict[str, Any]:
-    return {
+def cache_on(
+    *clusters: str, phase: str = "Ready", spec: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    cache: dict[str, Any] = {
         "apiVersion": "modelfleet.io/v1alpha1",
         "kind": "ModelCache",
         "metadata": {"name": "kimi-k2", "namespace": "ml-team"},
         "status": {"clusters": [{"name": c, "phase": phase} for c in clusters]},
     }
+    if spec is not None:
+        cache["spec"] = spec
+    return cache
 
 
 def other_replica(cluster: str, pool: str, replicas: int, nodes: int) -> dict[str, Any]:

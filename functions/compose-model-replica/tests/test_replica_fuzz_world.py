@@ -1,16 +1,16 @@
 """compose-model-replica in a world that flaps around a fixed, valid spec: its cluster, its
-cache, its observed workload and Service, and its own status each as is, with a mutated
+cache, its observed workload, Service and route, and its own status each as is, with a mutated
 status, missing, or (requirements) unresolved for a call.
 
 Property: no crash, always a status or a message, and a workload or Service that was
 composed is never dropped (a replica is removed by its ModelDeployment, not by what it
-observes).
+observes); nor is a route on the cluster's Gateway while the cluster still declares one.
 """
 
 import copy
 import functools
 
-from compose_model_replica.core import SERVICE, WORKLOAD
+from compose_model_replica.core import ROUTE, SERVICE, WORKLOAD
 from compose_model_replica.fn import CACHE, CLUSTER
 from hypothesis import given
 from hypothesis import strategies as st
@@ -35,6 +35,15 @@ REPLICAS = {
     ),
 }
 CLUSTER_OBJ = inference_cluster("gke-us")
+GATEWAY_CLUSTER = copy.deepcopy(CLUSTER_OBJ)
+GATEWAY_CLUSTER["status"]["gateway"] = {
+    "name": "inference",
+    "namespace": "gateway-system",
+    "ready": True,
+    "address": "10.0.0.7",
+}
+REPLICAS["single-node vLLM behind a Gateway"] = replica(nodes=1)
+CLUSTERS = {"single-node vLLM behind a Gateway": GATEWAY_CLUSTER}
 CACHE_OBJ = model_cache("Ready")
 
 
@@ -42,7 +51,7 @@ CACHE_OBJ = model_cache("Ready")
 def running(name):
     """The replica with the status its serving workload gave it, and what it composed."""
     xr = REPLICAS[name]
-    required = {CLUSTER: [CLUSTER_OBJ], CACHE: [CACHE_OBJ]}
+    required = {CLUSTER: [CLUSTERS.get(name, CLUSTER_OBJ)], CACHE: [CACHE_OBJ]}
     first = RUNNER.run(run_function_request(xr, required=required))
     composed = {
         k: observed_object(v, remote_status={"readyReplicas": 1}, ready=True)
@@ -59,7 +68,9 @@ def test_a_flapping_world_never_tears_down_a_composed_workload(name, data):
     xr = copy.deepcopy(xr)
     if data.draw(st.booleans(), label="mutate the replica's own status"):
         xr = mutate_status(data, xr)
-    cluster, _ = resolved(data, [CLUSTER_OBJ])
+    cluster, _ = resolved(data, [CLUSTERS.get(name, CLUSTER_OBJ)])
+    if cluster and data.draw(st.booleans(), label="mutate the cluster's status"):
+        cluster = [mutate_status(data, cluster[0])]
     cache, _ = resolved(data, [CACHE_OBJ])
     observed = flapping(data, composed)
     required = {CLUSTER: cluster, CACHE: cache}
@@ -70,5 +81,11 @@ def test_a_flapping_world_never_tears_down_a_composed_workload(name, data):
     assert not crashed(rsp)
     assert says_something(rsp)
     assert dropped(observed, desired_resources(rsp), [WORKLOAD, SERVICE]) == []
+    # The route goes only when the cluster no longer declares a Gateway (its status has no
+    # `gateway` row: its spec says so); an unreadable row keeps it.
+    status = cluster[0].get("status") if cluster else None
+    undeclared = isinstance(status, dict) and "gateway" not in status
+    if not undeclared:
+        assert dropped(observed, desired_resources(rsp), [ROUTE]) == []
     if cluster is None or (cache is None and "modelCacheRef" in xr["spec"]):
         assert waits_for_crossplane(rsp, "WorkloadReady")

@@ -74,7 +74,8 @@ def test_every_gang_pod_gets_gpus_shared_memory_pool_placement_and_identity_firs
             cache=model_cache("Ready"),
         )
     )
-    assert lws["spec"]["startupPolicy"] == "LeaderReady"
+    # A vLLM leader is Ready only once it serves, which needs its workers: started together.
+    assert lws["spec"]["startupPolicy"] == "LeaderCreated"
     assert lws["spec"]["leaderWorkerTemplate"]["restartPolicy"] == "RecreateGroupOnPodRestart"
     assert lws["spec"]["rolloutStrategy"] == {
         "type": "RollingUpdate",
@@ -286,37 +287,44 @@ def test_workload_objects_land_in_the_clusters_namespace_and_are_ready_when_avai
     assert "c.type == 'Available' && c.status == 'True'" in readiness["celQuery"]
 
 
-def test_a_vllm_gang_started_leader_first_cannot_deadlock():
-    # LeaderReady creates workers only once the leader is Ready, and a vLLM leader serves
-    # only once its workers joined: the leader is Ready when its Ray head is up, and the
-    # workers are Ready only while the leader serves, so Available still means serving.
-    gang = {"startupPolicy": "LeaderReady", "restartPolicy": "RecreateGroupOnPodRestart"}
-    lws = workload(run(replica(nodes=2, gang=gang), cache=model_cache("Ready")))
-    assert lws["spec"]["startupPolicy"] == "LeaderReady"
-    leader, worker = probes(lws)["leader"], probes(lws)["worker"]
-    assert leader["tcpSocket"]["port"] == 6379
-    assert worker["exec"]["command"][:2] == ["python3", "-c"]
-    assert worker["exec"]["command"][-1] == "8000"  # the serving port, as an argument
-    assert "LWS_LEADER_ADDRESS" in worker["exec"]["command"][2]
+HEALTH_9000 = {
+    "httpGet": {"path": "/health", "port": 9000},
+    "periodSeconds": 10,
+    "timeoutSeconds": 5,
+    "failureThreshold": 3,
+}
+TCP_9000 = {"tcpSocket": {"port": 9000}, "periodSeconds": 10, "failureThreshold": 3}
+VLLM = {"framework": "vLLM"}
+CUSTOM = {"framework": "Custom", "command": ["/serve"]}
+
+# Ready means serving, on every layout: the serving pod is probed on its HTTP port, never on
+# Ray's 6379. A vLLM gang's leader serves only once its workers joined, so it is started
+# LeaderCreated whatever was asked (LeaderReady would never create the workers).
+# (case, nodes, engine, asked startupPolicy, composed startupPolicy, serving probe)
+PROBE_CASES = [
+    ("vLLM single node", 1, VLLM, "LeaderReady", None, HEALTH_9000),
+    ("vLLM gang, leader first asked", 2, VLLM, "LeaderReady", "LeaderCreated", HEALTH_9000),
+    ("vLLM gang started together", 2, VLLM, "LeaderCreated", "LeaderCreated", HEALTH_9000),
+    ("Custom single node", 1, CUSTOM, "LeaderReady", None, TCP_9000),
+    ("Custom gang, leader first", 2, CUSTOM, "LeaderReady", "LeaderReady", TCP_9000),
+    ("Custom gang started together", 2, CUSTOM, "LeaderCreated", "LeaderCreated", TCP_9000),
+]
 
 
 @pytest.mark.parametrize(
-    ("engine", "startup"),
-    [
-        ({"framework": "vLLM"}, "LeaderCreated"),
-        ({"framework": "Custom", "command": ["/serve"]}, "LeaderReady"),
-        ({"framework": "Custom", "command": ["/serve"]}, "LeaderCreated"),
-    ],
-    ids=["vLLM started together", "Custom leader first", "Custom started together"],
+    ("nodes", "engine", "asked", "startup", "probe"),
+    [c[1:] for c in PROBE_CASES],
+    ids=[c[0] for c in PROBE_CASES],
 )
-def test_other_gangs_are_ready_when_the_leader_serves(engine, startup):
-    xr = replica(nodes=2, engine={**engine, "port": 9000}, gang={"startupPolicy": startup})
-    lws = workload(run(xr, cache=model_cache("Ready")))
-    assert lws["spec"]["startupPolicy"] == startup
-    assert probes(lws) == {
-        "leader": {"tcpSocket": {"port": 9000}, "periodSeconds": 10, "failureThreshold": 3},
-        "worker": None,
-    }
+def test_the_serving_pod_is_ready_when_its_http_port_serves(nodes, engine, asked, startup, probe):
+    xr = replica(nodes=nodes, engine={**engine, "port": 9000}, gang={"startupPolicy": asked})
+    manifest = workload(run(xr, cache=model_cache("Ready")))
+    assert manifest["spec"].get("startupPolicy") == startup
+    serving = "leader" if nodes > 1 else "single"
+    expected = {serving: probe} | ({"worker": None} if nodes > 1 else {})
+    assert probes(manifest) == expected
+    require_shared_schemas()
+    assert_valid(manifest)
 
 
 def test_a_replica_asks_for_its_cluster_by_name_and_its_cache_in_its_namespace():

@@ -45,6 +45,13 @@ def rendered_status(example: str, xr: str, required: str) -> dict:
     return next(yaml.safe_load_all(outcome.stdout))["status"]
 
 
+def test_the_examples_readme_lists_every_example():
+    readme = (EXAMPLES / "README.md").read_text()
+    listed = set(re.findall(r"^\| \[`([\w.-]+)/?`\]", readme, re.MULTILINE))
+    on_disk = {p.name for p in EXAMPLES.iterdir() if p.is_dir() or p.suffix == ".yaml"}
+    assert listed == on_disk
+
+
 def test_the_examples_readme_says_what_render_prints_for_multinode():
     """The multinode row of examples/README.md names the Scheduled condition and the
     rejected cluster's row as `modelfleet render` prints them."""

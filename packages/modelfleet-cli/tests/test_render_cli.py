@@ -162,7 +162,7 @@ def test_a_fatal_result_fails_the_command_with_its_message(
                 "fns.yaml": yaml.safe_dump(development_function("other", "127.0.0.1:1")),
             },
             ["xr.yaml", "comp.yaml", "fns.yaml"],
-            "unknown Function 'compose-model-cache'",
+            'unknown Function "compose-model-cache"',
         ),
         (
             "an observed resource without its composition-resource-name",

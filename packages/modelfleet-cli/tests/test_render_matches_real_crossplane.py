@@ -13,6 +13,8 @@ what it composes (a ModelCache's into its shards' `spec.cache`) differs here, an
 Skipped, with the path and the variable to set, where the real binaries are absent.
 """
 
+import socket
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +22,13 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from modelfleet_cli.composed import ANNOTATION_RESOURCE_NAME
+from modelfleet_cli.functions import DEVELOPMENT_TARGET
 from modelfleet_cli.loading import load_objects
 from modelfleet_cli.main import main
 from modelfleet_devtools.paths import EXAMPLES_DIR, REPO_ROOT
 from modelfleet_devtools.real_crossplane import CLASSIC, ENGINE, GENERATIONS, real_render
-from render_inputs import required_files
+from render_inputs import FUNCTIONS as FUNCTION_NAMES
+from render_inputs import development_function, required_files
 from test_render_examples import COMPOSITIONS, every_example_xr, single
 
 # Conditions only Crossplane's reconciler (CLI v2.5) reports on a rendered XR.
@@ -177,3 +181,132 @@ def test_render_refuses_what_the_real_cli_or_the_api_server_refuses(
     ours = CliRunner().invoke(main, ["render", *args])
     assert ours.exit_code == 1 and ours.stdout == ""
     assert we_say in ours.stderr
+
+
+# A user's wrong inputs to a ModelCache's render, compared with both real CLIs: the exit code
+# each gives, and words each says on stderr (None: it renders, exit 0). The real CLIs get
+# `--timeout=10s`, so a function that does not answer costs seconds, not their default minute.
+Args = Callable[[Path, Path], list[str]]
+QUICKSTART_RENDER = EXAMPLES_DIR / "quickstart" / "render"
+CACHE = str(EXAMPLES_DIR / "quickstart" / "modelcache.yaml")
+CACHES = str(REPO_ROOT / COMPOSITIONS["ModelCache"])
+CLUSTERS = ["--required-resources", str(QUICKSTART_RENDER / "clusters.yaml")]
+
+
+def _functions_at(tmp_path: Path, target: Callable[[str], str | None]) -> str:
+    """A FUNCTIONS file with the Development runtime, each function at `target(name)` (None:
+    left out)."""
+    docs = [development_function(n, t) for n in FUNCTION_NAMES if (t := target(n)) is not None]
+    path = tmp_path / "functions.yaml"
+    path.write_text(yaml.safe_dump_all(docs))
+    return str(path)
+
+
+def _nothing_listens() -> str:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{probe.getsockname()[1]}"
+
+
+def _targets(functions_file: Path) -> dict[str, str]:
+    return {
+        f["metadata"]["name"]: f["metadata"]["annotations"][DEVELOPMENT_TARGET]
+        for f in load_objects(functions_file)
+    }
+
+
+WRONG: list[tuple[str, Args, dict[str, tuple[int, str | None]]]] = [
+    (
+        "a Composition of another kind",
+        lambda fns, _: [CACHE, str(REPO_ROOT / COMPOSITIONS["ModelDeployment"]), str(fns),
+                        *CLUSTERS],
+        dict.fromkeys(
+            ("v2.2", "v2.5", "ours"),
+            (1, "composition's compositeTypeRef.kind (ModelDeployment) does not match XR's kind "
+             "(ModelCache)"),
+        ),
+    ),
+    (
+        "a functions file that does not exist",
+        lambda _, tmp: [CACHE, CACHES, str(tmp / "functions.yaml"), *CLUSTERS],
+        dict.fromkeys(("v2.2", "v2.5", "ours"), (1, "cannot load functions from")),
+    ),
+    (
+        "a Composition given as the functions file",
+        lambda _, tmp: [CACHE, CACHES, CACHES, *CLUSTERS],
+        dict.fromkeys(("v2.2", "v2.5", "ours"), (1, "not a function: Composition/modelcaches")),
+    ),
+    (
+        "a functions file without the pipeline's function",
+        lambda fns, tmp: [
+            CACHE,
+            CACHES,
+            _functions_at(tmp, lambda n: None if n == "compose-model-cache" else _targets(fns)[n]),
+            *CLUSTERS,
+        ],
+        dict.fromkeys(("v2.2", "v2.5", "ours"), (1, 'unknown function "compose-model-cache"')),
+    ),
+    (
+        "a function that is not running",
+        lambda _, tmp: [CACHE, CACHES, _functions_at(tmp, lambda n: _nothing_listens()), *CLUSTERS],
+        {
+            "v2.2": (1, "connect: connection refused"),
+            "v2.5": (255, "signal: killed"),  # its internal render is killed at --timeout
+            "ours": (1, "nothing answers at 127.0.0.1:"),
+        },
+    ),
+    (
+        "no required resources (the clusters the cache selects)",
+        lambda fns, _: [CACHE, CACHES, str(fns)],
+        dict.fromkeys(("v2.2", "v2.5", "ours"), (0, None)),
+    ),
+    (
+        "an observed file of another XR, cluster-scoped (an InferenceCluster's Objects)",
+        lambda fns, _: [
+            CACHE, CACHES, str(fns), *CLUSTERS,
+            "--observed-resources", str(QUICKSTART_RENDER / "observed-gke-dev.yaml"),
+        ],
+        {
+            "v2.2": (0, None),
+            "v2.5": (1, "is not in the same namespace as the XR"),
+            "ours": (1, "is not in the same namespace as the XR"),
+        },
+    ),
+    (
+        "an observed file of another XR in the same namespace (its shard's Objects)",
+        lambda fns, _: [
+            CACHE, CACHES, str(fns), *CLUSTERS,
+            "--observed-resources", str(QUICKSTART_RENDER / "observed-qwen3-0-6b-shard-0.yaml"),
+        ],
+        dict.fromkeys(("v2.2", "v2.5", "ours"), (0, None)),
+    ),
+]  # fmt: skip
+
+
+def _said(exit_code: int, stderr: str, expected: tuple[int, str | None]) -> None:
+    code, words = expected
+    assert exit_code == code, stderr
+    if words is not None:
+        assert words.lower() in stderr.lower(), stderr
+
+
+@pytest.mark.parametrize(("case", "args", "says"), WRONG, ids=[w[0] for w in WRONG])
+def test_wrong_inputs_are_refused_as_the_real_clis_refuse_them(
+    functions_file: Path,
+    tmp_path: Path,
+    case: str,
+    args: Args,
+    says: dict[str, tuple[int, str | None]],
+) -> None:
+    argv = args(functions_file, tmp_path)
+    renders = {}
+    for generation in GENERATIONS:
+        real = real_render(generation, [*argv, "--timeout=10s"], cwd=tmp_path)
+        _said(real.exit_code, real.stderr, says[generation])
+        renders[generation] = real.stdout
+    ours = CliRunner().invoke(main, ["render", *argv])
+    _said(ours.exit_code, ours.stderr, says["ours"])
+    if says["ours"][0] != 0:
+        assert ours.stdout == "" and len(ours.stderr.strip().splitlines()) == 1, ours.stderr
+    elif says[CLASSIC][0] == 0:  # what is rendered is what CLI v2.2 renders
+        assert meaning(ours.stdout) == meaning(renders[CLASSIC])

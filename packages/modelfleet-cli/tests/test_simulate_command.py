@@ -50,6 +50,9 @@ def test_a_file_is_named_as_such():
 NO_EFFECT = [
     pytest.param(QUICKSTART, "cluster-flaps:no-such-cluster@2", id="a cluster that does not exist"),
     pytest.param(
+        QUICKSTART, "hydration-fails:no-such-cluster@2", id="a hydration fault on no cluster"
+    ),
+    pytest.param(
         QUICKSTART,
         "observed-missing:ModelCache/ml-team/no-such-cache@2",
         id="an XR that is not there",
@@ -74,6 +77,21 @@ def test_a_fault_that_never_takes_effect_is_reported_and_fails_the_run(fleet, fa
 
     timeline = invoke(str(fleet), "--fault", fault)
     assert "did not take effect" in timeline.output and "survived" not in timeline.output
+
+
+PAST_THE_LIMIT = [
+    pytest.param(("--rounds", "5", "--fault", "cluster-flaps:gke-dev@9+2"), id="--rounds"),
+    pytest.param(("--fault", "hydration-fails:gke-dev@31"), id="the default limit, 30"),
+]
+
+
+@pytest.mark.parametrize("args", PAST_THE_LIMIT)
+def test_a_fault_past_the_round_limit_is_refused_saying_so(args):
+    outcome = invoke(str(QUICKSTART), *args)
+    assert outcome.exit_code == ExitCode.INPUT_ERROR
+    assert outcome.stdout == ""
+    [said] = outcome.stderr.splitlines()
+    assert "is past the round limit" in said and "would never act" in said
 
 
 VERDICTS = [

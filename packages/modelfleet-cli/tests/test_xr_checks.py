@@ -1,6 +1,6 @@
 """`render` and `simulate` check an XR as the API server would before any function sees it:
-against its XRD's schema and CEL rules (refused with the same words by both commands), and
-with a kubectl-style warning for every unknown field (pruned, as the API server does)."""
+against its XRD's schema and CEL rules, and with kubectl's default strict field validation (an
+unknown field refuses the XR, naming it), refused with the same words by both commands."""
 
 import copy
 from pathlib import Path
@@ -80,6 +80,11 @@ def test_render_and_simulate_refuse_an_invalid_xr_with_the_same_message(tmp_path
 
 UNKNOWN = [
     pytest.param(
+        edited("modelcache.yaml", "spec", "clusterSelecter", {"matchLabels": {"a": "b"}}),
+        ["spec.clusterSelecter"],
+        id="a misspelt selector (without it, every cluster)",
+    ),
+    pytest.param(
         edited("modelcache.yaml", "spec", "huggingFace", "revison", "v2.0"),
         ["spec.huggingFace.revison"],
         id="a misspelt revision",
@@ -93,21 +98,19 @@ UNKNOWN = [
 
 
 @pytest.mark.parametrize(("xr", "paths"), UNKNOWN)
-def test_unknown_fields_are_warned_of_by_path_in_render_and_simulate(tmp_path, xr, paths):
+def test_unknown_fields_refuse_the_xr_naming_each_in_render_and_simulate(tmp_path, xr, paths):
     fleet, path = fleet_with(tmp_path, xr)
-    warnings = [
-        f'Warning: {path}: ModelCache ml-team/qwen3-0-6b: unknown field "{p}"' for p in paths
-    ]
-
-    rendered = run("render", str(path), "--include-full-xr")
-    assert rendered.exit_code == ExitCode.OK, rendered.stderr
-    assert rendered.stderr.splitlines() == warnings
-    spec = next(yaml.safe_load_all(rendered.stdout))["spec"]
-    assert "revison" not in spec.get("huggingFace", {}) and "sizeGB" not in spec  # pruned
-
-    simulated = run("simulate", str(fleet), "--quiet", "--rounds", "1")
-    assert simulated.exit_code == ExitCode.ROUND_LIMIT
-    assert simulated.stderr.splitlines()[: len(warnings)] == warnings
+    named = ", ".join(f'unknown field "{p}"' for p in paths)
+    said = (
+        f"{path}: ModelCache ml-team/qwen3-0-6b cannot be handled as a ModelCache: "
+        f"strict decoding error: {named}"
+    )
+    rendered = run("render", str(path))
+    simulated = run("simulate", str(fleet), "--quiet")
+    assert rendered.exit_code == simulated.exit_code == ExitCode.INPUT_ERROR
+    assert rendered.stdout == simulated.stdout == ""
+    assert rendered.stderr.strip() == f"modelfleet render: {said}"
+    assert simulated.stderr.strip() == f"modelfleet simulate: {said}"
 
 
 def test_a_valid_xr_gets_no_warning():

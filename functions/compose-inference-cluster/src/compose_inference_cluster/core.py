@@ -4,8 +4,9 @@ Status is written only from what was observed: the provider config name once the
 exists, the workload namespace once the Namespace is Active on the cluster, the hydrator's
 ServiceAccount once it, its Role and its RoleBinding exist there, storage `ready`
 once the class is there (before that, the class it waits for with `ready: false`, which every
-consumer reads as no shared storage yet). Consumers (cache, scheduler, replica) act on the
-status, so reporting ahead of reality would send them to a cluster that cannot take work yet.
+consumer reads as no shared storage yet), a declared Gateway's address once it is
+Programmed. Consumers (cache, scheduler, replica) act on the status, so reporting ahead of
+reality would send them to a cluster that cannot take work yet.
 """
 
 from typing import Any
@@ -25,6 +26,7 @@ from modelfleet_contracts.provider_errors import provider_config_absent, remote_
 from modelfleet_contracts.spec import InvalidSpec, filled, parse_spec
 
 from compose_inference_cluster import manifests as m
+from compose_inference_cluster.gateway import GATEWAY, gateway_object, gateway_status
 from compose_inference_cluster.hydrator_access import HYDRATOR_ACCESS, hydrator_access_objects
 
 PROVIDER_CONFIG = "provider-config"
@@ -119,8 +121,17 @@ def compose_cluster(
     storage_cond = _compose_storage(spec, name, pc_name, observed, out, status)
     out.conditions.append(storage_cond)
     lws_ready = _compose_lws(spec, name, pc_name, observed, out)
+    gateway_ready = True
+    if spec.gatewayRef:
+        gateway_namespace = spec.gatewayRef.namespace or namespace
+        out.desired[GATEWAY] = gateway_object(name, pc_name, spec.gatewayRef, gateway_namespace)
+        status["gateway"], gateway_cond = gateway_status(
+            spec.gatewayRef, gateway_namespace, observed.get(GATEWAY)
+        )
+        out.conditions.append(gateway_cond)
+        gateway_ready = gateway_cond.status
     out.status = status
-    out.ready = connected and hydrator_ready and storage_cond.status and lws_ready
+    out.ready = connected and hydrator_ready and storage_cond.status and lws_ready and gateway_ready
     # A named ClusterProviderConfig is read, not watched: look again soon until it exists.
     out.recheck_soon = not pc_exists and not connection.kubeconfigSecretRef
     return out

@@ -8,4 +8,4 @@ from compose_inference_cluster.core import CONNECTING
 # (ProviderConfigNotFound), a class the cluster says is absent (StorageClassNotFound) and a
 # provider error (Unavailable) are Warnings.
 # (`Resolving`, waiting for Crossplane, is one in every function: edge.outcome adds it.)
-PROGRESS_REASONS = frozenset({CONNECTING, "Creating", "Installing"})
+PROGRESS_REASONS = frozenset({CONNECTING, "Creating", "Installing", "Observing"})

@@ -5,28 +5,60 @@ ModelReplicas are kept) and say why; they never remove a replica.
 """
 
 import re
+from datetime import datetime, timedelta
 from typing import Any
 
 from modelfleet_contracts.api import API_VERSION, MODEL_DEPLOYMENT, MODEL_REPLICA
-from modelfleet_contracts.clusters import SELECTED_CLUSTERS, ClusterView, select
-from modelfleet_contracts.conditions import Status
+from modelfleet_contracts.clusters import SELECTED_CLUSTERS, ClusterView, matches_selector, select
+from modelfleet_contracts.conditions import Status, listed, previous_condition
 from modelfleet_contracts.fields import mapping_at
-from modelfleet_contracts.labels import CLUSTER_LABEL, owner_labels
+from modelfleet_contracts.labels import CLUSTER_LABEL, REPLACES_ANNOTATION, owner_labels
 from modelfleet_contracts.models.modeldeployment import ModelDeploymentSpec
 from modelfleet_contracts.naming import composed_key, remote_name
 from modelfleet_contracts.observed import PlacedReplica, StagedCache
 from modelfleet_contracts.outcome import Outcome
+from modelfleet_contracts.served_names import (
+    CONFLICT,
+    ENGINE_DEFAULT,
+    FROM_ENGINE_ARGS,
+    FROM_MODEL_CACHE,
+    FROM_SPEC,
+    SERVED_MODEL_NAME_FLAG,
+    ServedName,
+    is_servable_name,
+    resolve_served_name,
+)
 from modelfleet_contracts.spec import InvalidSpec, filled, parse_spec
 
 from compose_model_deployment.eligibility import Candidate, Rejection, evaluate_cluster
+from compose_model_deployment.healing import (
+    DEFAULT_MOVE_AFTER_SECONDS,
+    HEALTH,
+    MOVED,
+    cannot_serve,
+    move_text,
+    moved_condition,
+    moving_condition,
+    serving_condition,
+    stuck_note,
+    unservable_condition,
+    unservable_for,
+)
 from compose_model_deployment.placement import place
 from compose_model_deployment.status import deployment_status
 
 _PLAIN_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 # Conditions that only change when something this deployment reads (not composes) changes.
-READ_NOT_WATCHED = ("Scheduled", "ModelCacheReady")
+READ_NOT_WATCHED = ("Scheduled", "ModelCacheReady", HEALTH)
+SERVED_NAME_CONDITION = "ServedModelNameResolved"
 # What a ModelReplica takes over from its ModelDeployment as written (same schema in both).
-CARRIED_FIELDS = ("engine", "rollout", "gang", "placement")
+# (placement.moveAfterSeconds is the scheduler's alone.)
+CARRIED_FIELDS = {
+    "engine": set(),
+    "rollout": set(),
+    "gang": set(),
+    "placement": {"moveAfterSeconds"},
+}
 
 
 def spec_problem(spec: ModelDeploymentSpec) -> str | None:
@@ -34,6 +66,49 @@ def spec_problem(spec: ModelDeploymentSpec) -> str | None:
     if spec.engine and spec.engine.framework == "Custom" and not spec.engine.command:
         return "engine.command is required when engine.framework is Custom"
     return None
+
+
+def served_name(spec: ModelDeploymentSpec, cache: StagedCache | None) -> ServedName:
+    """The name clients send (`served_names` has the precedence)."""
+    engine = spec.engine
+    return resolve_served_name(
+        framework=str(filled(engine.framework)) if engine else "vLLM",
+        engine_args=[a.root for a in (engine.args or [])] if engine else [],
+        spec_name=spec.servedModelName,
+        natural=cache.natural_name if cache is not None else "",
+    )
+
+
+def served_name_condition(served: ServedName) -> Status:
+    """ServedModelNameResolved: which name clients send and where it comes from; False when
+    engine.args and spec.servedModelName disagree (the engine args win)."""
+    if served.overridden is not None:
+        return Status.false(
+            SERVED_NAME_CONDITION,
+            CONFLICT,
+            f"engine.args sets {SERVED_MODEL_NAME_FLAG}={served.name}, which wins over "
+            f"spec.servedModelName {served.overridden}: clients send {served.name!r}; "
+            "remove one of the two",
+        )
+    said = {
+        FROM_ENGINE_ARGS: f"from {SERVED_MODEL_NAME_FLAG} in engine.args",
+        FROM_SPEC: "from spec.servedModelName",
+        FROM_MODEL_CACHE: "the ModelCache source's id",
+    }
+    if served.name is None:
+        return Status(
+            SERVED_NAME_CONDITION,
+            True,
+            ENGINE_DEFAULT,
+            "no spec.servedModelName and no ModelCache to name the model: the engine serves it "
+            "under its own default (vLLM: the --model value)",
+        )
+    return Status(
+        SERVED_NAME_CONDITION,
+        True,
+        served.origin,
+        f"clients send model {served.name!r} ({said[served.origin]})",
+    )
 
 
 def replica_key(cluster: str) -> str:
@@ -50,10 +125,12 @@ def compose_deployment(
     cache: list[StagedCache] | None,
     replicas: list[PlacedReplica] | None,
     mine: dict[str, PlacedReplica],
+    now: datetime,
 ) -> Outcome:
     """`clusters`, `cache`, `replicas`: what Crossplane resolved for the requirements (None:
     not yet); `replicas` are every ModelReplica of the fleet, this deployment's included.
-    `mine`: the ModelReplicas this deployment composed, as observed, by resource name."""
+    `mine`: the ModelReplicas this deployment composed, as observed, by resource name.
+    `now`: the time to measure how long the XR's conditions have said what they say."""
     spec = parse_spec(ModelDeploymentSpec, mapping_at(xr, "spec"), spec_problem)
     if isinstance(spec, InvalidSpec):
         return Outcome.held(Status.false("Scheduled", "InvalidSpec", spec.message))
@@ -79,6 +156,8 @@ def compose_deployment(
     staged = cache[0] if cache else None
     cache_phases = staged.phases if staged is not None else {}
     views = select(clusters, spec.clusterSelector)
+    if staged is not None and views and not any(can_stage_to(staged, v) for v in views):
+        return disjoint_selectors(cache_name or "", [v.name for v in views])
     others = [r for r in replicas if not r.owned_by(name, namespace)]
     used: dict[tuple[str, str], int] = {}
     for r in others:
@@ -98,34 +177,156 @@ def compose_deployment(
         for v in views
     }
     matched = {v.name for v in views}
-    # Sticky: a placed replica stays while its cluster exists and matches.
-    current = {c: r.replicas for c, r in sticky.items() if c in matched}
-    slots = {
-        c: max(0, e.slots - current.get(c, 0))
+    grace = (
+        spec.placement.moveAfterSeconds
+        if spec.placement and spec.placement.moveAfterSeconds
+        else DEFAULT_MOVE_AFTER_SECONDS
+    )
+    # Sticky: a placed replica stays while its cluster exists and matches, unless it moves.
+    placed = {c: r for c, r in sticky.items() if c in matched}
+    by_name = {v.name: v for v in views}
+    unservable = {
+        c: why
+        for c in placed
+        if (why := cannot_serve(by_name[c], cache_name, cache_phases.get(c))) is not None
+    }
+    trouble = unservable_condition(unservable, grace)
+    lasted = (
+        unservable_for(previous_condition(xr, HEALTH), trouble, now) if trouble else timedelta(0)
+    )
+    due = set(unservable) if lasted >= timedelta(seconds=grace) else set()
+    # A move under way: its new replicas name the clusters they replace, whatever those
+    # clusters' state is now (a recovered cluster does not pull its replicas back).
+    under_way = {c for r in placed.values() for c in r.replaces if c in placed}
+    free_slots = {
+        c: max(0, e.slots - placed[c].replicas if c in placed else e.slots)
         for c, e in evaluations.items()
         if isinstance(e, Candidate)
     }
+    # Among clusters equally loaded, new replicas go where the weights are Ready, then where
+    # they can be staged, and last where they cannot be served (never when moving off one).
+    rank = {
+        c: 2
+        if cannot_serve(by_name[c], cache_name, cache_phases.get(c))
+        else (0 if cache_phases.get(c) == "Ready" else 1)
+        for c in free_slots
+    }
     desired_total = filled(spec.replicas)
-    placement = place(desired_total, current, slots)
 
+    def placement_without(evicted: set[str]) -> dict[str, int]:
+        current = {c: r.replicas for c, r in placed.items() if c not in evicted}
+        slots = {
+            c: n
+            for c, n in free_slots.items()
+            if c not in evicted and not (evicted and rank[c] == 2)
+        }
+        return place(desired_total, current, slots, rank)
+
+    evicted = due | under_way
+    placement = placement_without(evicted)
+    stuck: set[str] = set()
+    if due - under_way and sum(placement.values()) < sum(placement_without(under_way).values()):
+        # Nowhere to go for all of them: they stay where they are (and are said to be stuck).
+        stuck = due - under_way
+        evicted = set(under_way)
+        placement = placement_without(evicted)
+    # Where the moved replicas go: clusters that gain replicas now, or whose replicas say
+    # they replace one that is moving.
+    targets = sorted(
+        c
+        for c, n in placement.items()
+        if evicted
+        and (
+            n > (placed[c].replicas if c in placed else 0)
+            or (c in placed and bool(set(placed[c].replaces) & evicted))
+        )
+    )
+    targets_available = all(
+        c in placed and placed[c].ready_replicas >= placement[c] for c in targets
+    )
+    # Make before break: a replica that was serving stays until its replacements are Available.
+    leaving = {
+        c: placed[c].replicas
+        for c in sorted(evicted)
+        if placed[c].ready_replicas > 0 and not targets_available
+    }
+    gone = {c: placed[c].replicas for c in sorted(evicted) if c not in leaving}
+
+    served = served_name(spec, staged)
     out = Outcome()
     for cluster, count in sorted(placement.items()):
         evaluation = evaluations.get(cluster)
         key = replica_key(cluster)
         if isinstance(evaluation, Candidate):
-            out.desired[key] = replica_for(spec, name, namespace, evaluation, count, cache_name)
+            # Named while the move is under way, and in the response that ends it (so the
+            # deletion of the old replica reads as the move it is).
+            replaces = sorted(evicted) if cluster in targets else []
+            out.desired[key] = replica_for(
+                spec, name, namespace, evaluation, count, cache_name, served.name, replaces
+            )
         elif key in mine:
             # Placed before, cluster still matches but cannot be evaluated right now
             # (e.g. disconnected): keep the replica as it was, with the new count.
             out.kept.append(key)
             out.kept_changes[key] = {("spec", "replicas"): count}
+    out.kept.extend(replica_key(c) for c in leaving if replica_key(c) in mine)
+
+    previous_health = previous_condition(xr, HEALTH)
+    moves = {**leaving, **gone}
+    text = move_text(moves, targets, unservable, grace) if moves else ""
+    if leaving:
+        health = moving_condition(text, sorted(leaving), targets)
+    elif remaining := {c: w for c, w in unservable.items() if c not in gone}:
+        health = unservable_condition(remaining, grace) or serving_condition(None)
+    elif gone:
+        health = moved_condition(text)
+    else:
+        health = serving_condition(previous_health)
+    if gone and health.reason != MOVED:
+        out.happenings.append(f"Moved {text}")
     out.status, out.conditions, out.ready = deployment_status(
-        desired_total, views, evaluations, placement, mine, cache_name, staged
+        desired_total, views, evaluations, placement, mine, cache_name, staged, leaving
     )
+    if stuck:
+        out.conditions[0] = stuck_note(out.conditions[0], stuck)
+    out.conditions.append(health)
+    if served.name is not None:
+        out.status["servedModelName"] = served.name
+    out.conditions.append(served_name_condition(served))
     # Placement and the cache's state come from InferenceClusters, ModelReplicas of other
     # deployments and the ModelCache, which Crossplane reads but does not watch.
     out.recheck_soon = any(not c.status for c in out.conditions if c.type in READ_NOT_WATCHED)
     return out
+
+
+def can_stage_to(cache: StagedCache, view: ClusterView) -> bool:
+    """The cache's selector takes in `view` (or the cache already reports it, or its
+    selector is of a shape this cannot read: then it is not ruled out)."""
+    if view.name in cache.phases or cache.selector is None:
+        return True
+    selector = cache.selector
+    labels, expressions = selector.get("matchLabels", {}), selector.get("matchExpressions", [])
+    if not isinstance(labels, dict) or not isinstance(expressions, list):
+        return True
+    if not all(isinstance(e, dict) for e in expressions):
+        return True
+    return matches_selector(view.labels, selector)
+
+
+def disjoint_selectors(cache_name: str, selected: list[str]) -> Outcome:
+    """The deployment's clusters and its cache's have none in common: said at once, without
+    waiting for the cache to report; everything composed before is kept."""
+    message = (
+        f"ModelCache {cache_name} can stage to none of the clusters spec.clusterSelector "
+        f"selects ({listed(selected)}): its spec.clusterSelector and this deployment's have no "
+        "InferenceCluster in common; change one of them (placement held as it is)"
+    )
+    held = Outcome.held(
+        Status.false("Scheduled", "ModelCacheNotFound", message),
+        Status.false("ModelCacheReady", "NotPlaced", message),
+    )
+    held.recheck_soon = True  # a selector fixed on the cache is not watched from here
+    return held
 
 
 def replica_for(
@@ -135,8 +336,12 @@ def replica_for(
     candidate: Candidate,
     count: int,
     cache_name: str | None,
+    served_model_name: str | None,
+    replaces: list[str] | None = None,
 ) -> dict[str, Any]:
-    """The ModelReplica carrying this cluster's share and its fully resolved placement."""
+    """The ModelReplica carrying this cluster's share, its fully resolved placement and the
+    resolved served model name; `replaces`: the clusters whose replicas it takes over (a move
+    under way)."""
     pool = candidate.pool
     body: dict[str, Any] = {
         "clusterName": candidate.cluster.name,
@@ -151,18 +356,26 @@ def replica_for(
         body["tolerations"] = list(pool.tolerations)
     if cache_name:
         body["modelCacheRef"] = {"name": cache_name}
-    for field in CARRIED_FIELDS:
+    # A name from engine.args may not fit the field; the engine has it in its args anyway.
+    if served_model_name is not None and is_servable_name(served_model_name):
+        body["servedModelName"] = served_model_name
+    for field, scheduler_only in CARRIED_FIELDS.items():
         block = getattr(spec, field)
-        written = block.model_dump(mode="json", exclude_none=True, warnings=False) if block else {}
+        written = (
+            block.model_dump(mode="json", exclude_none=True, exclude=scheduler_only, warnings=False)
+            if block
+            else {}
+        )
         if written:
             body[field] = written
     labels = {
         **owner_labels(MODEL_DEPLOYMENT, name, namespace),
         CLUSTER_LABEL: candidate.cluster.name,
     }
-    return {
-        "apiVersion": API_VERSION,
-        "kind": MODEL_REPLICA,
-        "metadata": {"name": remote_name(name, candidate.cluster.name), "labels": labels},
-        "spec": body,
+    metadata: dict[str, Any] = {
+        "name": remote_name(name, candidate.cluster.name),
+        "labels": labels,
     }
+    if replaces:
+        metadata["annotations"] = {REPLACES_ANNOTATION: ",".join(replaces)}
+    return {"apiVersion": API_VERSION, "kind": MODEL_REPLICA, "metadata": metadata, "spec": body}

@@ -1,5 +1,7 @@
 """The gRPC edge of compose-model-deployment."""
 
+from datetime import UTC, datetime
+
 from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.api import API_VERSION, MODEL_REPLICA
@@ -43,5 +45,6 @@ def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) ->
         resolved(req, CACHE, read_model_cache),
         resolved(req, REPLICAS, read_replica),
         mine,
+        datetime.now(UTC),
     )
     apply_outcome(req, rsp, xr, outcome, progress_reasons=PROGRESS_REASONS)

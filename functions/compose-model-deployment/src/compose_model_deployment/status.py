@@ -9,7 +9,7 @@ from modelfleet_contracts.observed import PlacedReplica, StagedCache
 from compose_model_deployment.eligibility import Candidate, Rejection
 
 # False for these means work under way: a Normal event, not a Warning.
-PROGRESS_REASONS = frozenset({"Progressing", "Hydrating"})
+PROGRESS_REASONS = frozenset({"Progressing", "Hydrating", "Moving"})
 
 
 def deployment_status(
@@ -20,27 +20,41 @@ def deployment_status(
     mine: dict[str, PlacedReplica],
     cache_name: str | None,
     cache: StagedCache | None,
+    leaving: dict[str, int] | None = None,
 ) -> tuple[dict[str, Any], list[Status], bool]:
-    """(status, conditions, ready) of `desired` replicas placed as `placement`."""
+    """(status, conditions, ready) of `desired` replicas placed as `placement`; `leaving`:
+    replicas per cluster that serve until their replacements are Available (a move)."""
+    leaving = leaving or {}
     placed = sum(placement.values())
     observed_by_cluster = {r.cluster: r for r in mine.values()}
-    ready = sum(
-        min(observed_by_cluster[c].ready_replicas, n)
-        for c, n in placement.items()
-        if c in observed_by_cluster
+    ready = min(
+        desired,
+        sum(
+            min(observed_by_cluster[c].ready_replicas, n)
+            for c, n in {**placement, **leaving}.items()
+            if c in observed_by_cluster
+        ),
     )
     rows = []
     for v in views:
         e = evaluations[v.name]
-        count = placement.get(v.name, 0)
+        count = placement.get(v.name, 0) or leaving.get(v.name, 0)
         row: dict[str, Any] = {"name": v.name, "replicas": count}
         if isinstance(e, Candidate):
             row["nodes"] = e.size.nodes
-        if count:
+        if v.name in leaving:
+            seen = observed_by_cluster.get(v.name)
+            row["phase"] = seen.phase if seen and seen.phase else "Pending"
+            row["message"] = "moving away: serves until its replacements are Available"
+        elif count:
             seen = observed_by_cluster.get(v.name)
             row["phase"] = seen.phase if seen and seen.phase else "Pending"
             if seen and seen.message:
                 row["message"] = seen.message
+            if seen and seen.address:
+                row["address"] = seen.address
+            if seen and seen.gateway_address:
+                row["gatewayAddress"] = seen.gateway_address
         elif isinstance(e, Rejection):
             row["phase"] = "Unschedulable"
             row["message"] = e.message

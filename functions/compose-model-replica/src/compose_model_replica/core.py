@@ -7,6 +7,10 @@ or cluster status that flaps, an unresolved requirement — and the status says 
 While the replica references a cache that exists, it also composes a Crossplane Usage of
 that cache (usage.py), so the cache cannot be deleted from under the running workload; and
 while its InferenceCluster exists, a Usage of that cluster, for the same reason.
+
+Where the cluster declares a Gateway, it also composes the model's HTTPRoute on it
+(routes.py). `status.address` (the Service's URL) and `status.gatewayAddress` (through the
+Gateway, once the route is Accepted) are reported only while a serving group answers.
 """
 
 import re
@@ -19,8 +23,10 @@ from modelfleet_contracts.fields import mapping_at
 from modelfleet_contracts.labels import CLUSTER_LABEL, owner_labels
 from modelfleet_contracts.models.modelreplica import ModelReplicaSpec
 from modelfleet_contracts.naming import workload_name
+from modelfleet_contracts.objects import kubernetes_object
 from modelfleet_contracts.observed import ObservedObject, StagedCache
 from modelfleet_contracts.outcome import Outcome
+from modelfleet_contracts.serving import DEPLOYMENT_LABEL, route_path_prefix, service_address
 from modelfleet_contracts.spec import InvalidSpec, parse_spec
 
 from compose_model_replica.phases import (
@@ -29,6 +35,9 @@ from compose_model_replica.phases import (
     ReplicaPhase,
     derive_replica_phase,
 )
+from compose_model_replica.routes import CONDITION as GATEWAY_ROUTED
+from compose_model_replica.routes import http_route_manifest, route_status
+from compose_model_replica.shape import replica_shape
 from compose_model_replica.status import replica_status
 from compose_model_replica.usage import cache_usage, cluster_usage
 from compose_model_replica.workloads import workload_objects
@@ -38,6 +47,7 @@ SERVICE = "service"
 USAGE = "model-cache-usage"
 CLUSTER_USAGE = "inference-cluster-usage"
 USAGES = (USAGE, CLUSTER_USAGE)
+ROUTE = "http-route"
 # One directory of the cache's path: compose-model-cache writes names and fingerprints. The
 # path reaches argv and env (--model, MODELFLEET_MODEL_PATH), so anything else — a flag, a
 # $(VAR) Kubernetes would expand, a glob, an over-long name — is refused, never passed on.
@@ -77,7 +87,13 @@ def cache_location(
     return claim, path
 
 
+def previous_address(xr: dict[str, Any]) -> str | None:
+    value = mapping_at(xr, "status").get("address")
+    return value if isinstance(value, str) and value else None
+
+
 def _kept(
+    xr: dict[str, Any],
     observed: dict[str, ObservedObject],
     spec: ModelReplicaSpec,
     why: str,
@@ -89,7 +105,7 @@ def _kept(
     The observed Usages are kept as they are too: they protect the cache the running workload
     reads and the cluster it runs on. One not observed is composed from `usages` (by key; None
     when what it would protect does not exist)."""
-    out = Outcome(kept=[key for key in (WORKLOAD, SERVICE, *USAGES) if key in observed])
+    out = Outcome(kept=[key for key in (WORKLOAD, SERVICE, ROUTE, *USAGES) if key in observed])
     for key, usage in usages.items():
         if key not in observed and usage is not None:
             out.desired[key] = usage
@@ -105,7 +121,13 @@ def _kept(
         phase = ReplicaPhase(
             seen.phase, f"{why}; keeping the running workload", seen.replicas, seen.ready_replicas
         )
-    out.status, out.conditions, out.ready = replica_status(phase)
+    # Where it answers is not re-derived while an input is uncertain: the address reported
+    # before stands as long as the kept workload still serves.
+    address = previous_address(xr) if serving(observed) else None
+    out.status, out.conditions, out.ready = replica_status(phase, address)
+    through = mapping_at(xr, "status").get("gatewayAddress")
+    if address and ROUTE in observed and isinstance(through, str) and through:
+        out.status["gatewayAddress"] = through
     # What it waits on (its InferenceCluster, its ModelCache) is read, not watched.
     out.recheck_soon = True
     return out
@@ -156,6 +178,7 @@ def compose_replica(
     }
     if not cluster:
         return _kept(
+            xr,
             observed,
             spec,
             f"InferenceCluster {cluster_name} not found",
@@ -165,24 +188,33 @@ def compose_replica(
     view = cluster[0]
     if not view.reachable:
         return _kept(
-            observed, spec, f"cluster {cluster_name} is not connected", WAITING_FOR_CLUSTER, usages
+            xr,
+            observed,
+            spec,
+            f"cluster {cluster_name} is not connected",
+            WAITING_FOR_CLUSTER,
+            usages,
         )
 
     claim_name = cache_path = None
     if cache_ref:
         located = cache_location(cache_ref.name, cache, cluster_name)
         if isinstance(located, str):
-            return _kept(observed, spec, located, WAITING_FOR_CACHE, usages)
+            return _kept(xr, observed, spec, located, WAITING_FOR_CACHE, usages)
         claim_name, cache_path = located
 
+    deployment = _text_label(metadata, DEPLOYMENT_LABEL)
+    remote = workload_name(namespace, name)
+    remote_namespace = view.workload_namespace or ""
     workload, service = workload_objects(
         spec,
-        name=workload_name(namespace, name),
-        namespace=view.workload_namespace or "",
+        name=remote,
+        namespace=remote_namespace,
         provider_config=view.provider_config_name or "",
         labels=labels,
         claim_name=claim_name,
         cache_path=cache_path,
+        deployment=deployment,
     )
     out = Outcome(desired={WORKLOAD: workload, SERVICE: service})
     # The workload now reads this cache and runs on this cluster.
@@ -190,5 +222,58 @@ def compose_replica(
     phase = derive_replica_phase(
         workload["spec"]["forProvider"]["manifest"]["kind"], spec.replicas, observed.get(WORKLOAD)
     )
-    out.status, out.conditions, out.ready = replica_status(phase)
+    port = replica_shape(spec).port
+    address = (
+        service_address(remote, remote_namespace, port)
+        if serving(observed) and remote_namespace
+        else None
+    )
+    out.status, out.conditions, out.ready = replica_status(phase, address)
+    if view.gateway is not None:
+        prefix = route_path_prefix(namespace, deployment or name)
+        route = http_route_manifest(
+            name=remote,
+            namespace=remote_namespace,
+            labels=labels,
+            gateway=view.gateway,
+            prefix=prefix,
+            service=remote,
+            port=port,
+        )
+        out.desired[ROUTE] = kubernetes_object(
+            route, view.provider_config_name or "", labels=labels
+        )
+        through, routed = route_status(view.gateway, prefix, observed.get(ROUTE))
+        if through and address:  # through the Gateway only once a group serves behind it
+            out.status["gatewayAddress"] = through
+        out.conditions.append(routed)
+    elif view.gateway_declared and ROUTE in observed:
+        # The cluster reports a Gateway this function cannot read: keep the route as it is.
+        out.kept.append(ROUTE)
+        out.conditions.append(
+            Status.false(
+                GATEWAY_ROUTED,
+                "GatewayUnknown",
+                f"InferenceCluster {cluster_name} reports a Gateway that cannot be read; "
+                "keeping the route as it is",
+            )
+        )
     return out
+
+
+def serving(observed: dict[str, ObservedObject]) -> bool:
+    """A serving group answers behind the Service: the workload reports a ready group (its
+    serving pod passed its HTTP readiness probe, probes.py) and the Service was applied."""
+    workload, service = observed.get(WORKLOAD), observed.get(SERVICE)
+    return (
+        workload is not None
+        and workload.remote_ready_replicas > 0
+        and service is not None
+        and service.ready
+    )
+
+
+def _text_label(metadata: dict[str, Any], key: str) -> str | None:
+    labels = metadata.get("labels")
+    value = labels.get(key) if isinstance(labels, dict) else None
+    return value if isinstance(value, str) and value else None

@@ -1,14 +1,15 @@
 """The engine's command line: vLLM turnkey (single node, or a Ray gang) or the user's own.
 
-User values (image, args, env) are passed as argv elements. The one shell used — the
-vLLM gang leader, which must start Ray before serving — is a fixed script that receives
-the serving arguments as positional parameters ("$@"), never as text.
+User values (image, args, env, the served model name) are passed as argv elements. The one
+shell used — the vLLM gang leader, which must start Ray before serving — is a fixed script
+that receives the serving arguments as positional parameters ("$@"), never as text.
 """
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from modelfleet_contracts.mounts import mounted_model_path
+from modelfleet_contracts.served_names import SERVED_MODEL_NAME_FLAG
 from pydantic import RootModel
 
 from compose_model_replica.probes import RAY_PORT
@@ -45,6 +46,8 @@ def vllm_args(shape: ReplicaShape, *, model_path: str | None) -> list[str]:
     args: list[str] = []
     if model_path and not _has_flag(user, "--model"):
         args.append(f"--model={model_path}")
+    if shape.served_model_name and not _has_flag(user, SERVED_MODEL_NAME_FLAG):
+        args.append(f"{SERVED_MODEL_NAME_FLAG}={shape.served_model_name}")
     args.append(f"--port={shape.port}")
     if not _has_flag(user, "--tensor-parallel-size"):
         args.append(f"--tensor-parallel-size={shape.tensor_parallel}")

@@ -5,6 +5,7 @@ from typing import Any
 
 from modelfleet_contracts.models.modelreplica import ModelReplicaSpec
 from modelfleet_contracts.mounts import CACHE_VOLUME_NAME, MODEL_MOUNT_PATH, mounted_model_path
+from modelfleet_contracts.served_names import SERVED_MODEL_NAME_ENV
 from modelfleet_contracts.spec import filled
 from pydantic import BaseModel
 
@@ -45,6 +46,12 @@ def model_path_env(claim_name: str | None, cache_path: str | None) -> list[dict[
     return [{"name": MODEL_PATH_ENV, "value": mounted_model_path(cache_path or "")}]
 
 
+def served_name_env(name: str | None) -> list[dict[str, Any]]:
+    """The name clients send, for every engine; a Custom one passes it to its own flag as
+    `$(MODELFLEET_SERVED_MODEL_NAME)` in its args."""
+    return [{"name": SERVED_MODEL_NAME_ENV, "value": name}] if name else []
+
+
 def engine_pod(
     spec: ModelReplicaSpec,
     shape: ReplicaShape,
@@ -78,6 +85,7 @@ def engine_pod(
         "image": filled(engine.image),
         "env": identity_env(shape.nodes)
         + model_path_env(claim_name, cache_path)
+        + served_name_env(shape.served_model_name)
         + [_plain(e) for e in engine.env or []],
         "volumeMounts": mounts,
     }

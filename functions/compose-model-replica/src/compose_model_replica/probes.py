@@ -1,42 +1,40 @@
-"""Readiness of engine pods, chosen so that a gang can start and is Available only once
-it serves.
+"""Readiness of serving pods: Ready means the HTTP endpoint answers, on every node layout.
 
-LeaderWorkerSet's `LeaderReady` start-up policy creates the workers only after the leader
-pod is Ready. A vLLM leader serves only after its workers have joined its Ray head, so a
-leader probed on its serving port would wait for workers that are never created. Under
-`LeaderReady` a vLLM gang's leader is therefore Ready once its Ray head accepts
-connections, and every worker is Ready only while the leader serves: the group, and so
-the LeaderWorkerSet's `Available`, still means "answering requests".
+A single pod and a gang's leader are probed on the serving port (vLLM: `GET /health`, which
+answers once the model is loaded; a Custom engine: a TCP connection to its port, the one
+thing every server has). So the Service sends requests only to pods that serve, and a
+Deployment's or LeaderWorkerSet's ready count, hence the replica's address, means serving.
+
+A vLLM leader serves only once its workers joined its Ray head, so its gang cannot be started
+`LeaderReady` (workers created only once the leader is Ready): shape.py starts vLLM gangs
+`LeaderCreated`, and workers retry joining until the head is up. Workers get no probe: the
+group is Available when its leader serves, which needs every worker.
 """
 
 from typing import Any
 
+from modelfleet_contracts.serving import VLLM_HEALTH_PATH
+
 from compose_model_replica.shape import ReplicaShape
 
 RAY_PORT = 6379
-# Exits 0 when the leader's serving port accepts a TCP connection. A fixed program; the
-# leader's address comes from the LWS-injected environment, the port as argv[1].
-LEADER_SERVES = (
-    "import os, socket, sys\n"
-    "socket.create_connection((os.environ['LWS_LEADER_ADDRESS'], int(sys.argv[1])), 3).close()\n"
-)
 
 
 def tcp_probe(port: int) -> dict[str, Any]:
     return {"tcpSocket": {"port": port}, "periodSeconds": 10, "failureThreshold": 3}
 
 
-def leader_serves_probe(port: int) -> dict[str, Any]:
+def http_probe(port: int, path: str) -> dict[str, Any]:
     return {
-        "exec": {"command": ["python3", "-c", LEADER_SERVES, str(port)]},
+        "httpGet": {"path": path, "port": port},
         "periodSeconds": 10,
         "timeoutSeconds": 5,
         "failureThreshold": 3,
     }
 
 
-def readiness_probes(shape: ReplicaShape) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """(serving pod's probe, worker's probe or None)."""
-    if shape.gang and shape.framework == "vLLM" and shape.startup == "LeaderReady":
-        return tcp_probe(RAY_PORT), leader_serves_probe(shape.port)
-    return tcp_probe(shape.port), None
+def serving_probe(shape: ReplicaShape) -> dict[str, Any]:
+    """The readiness probe of the pod that serves (single node or leader)."""
+    if shape.framework == "vLLM":
+        return http_probe(shape.port, VLLM_HEALTH_PATH)
+    return tcp_probe(shape.port)

@@ -13,8 +13,9 @@ class ReplicaShape:
     gpus: int  # GPUs each engine pod claims (0: none)
     port: int  # the port the engine serves HTTP on
     framework: str  # vLLM (turnkey command) or Custom (the user's command)
-    startup: str  # the gang's startupPolicy (LeaderReady or LeaderCreated)
+    startup: str  # the gang's startupPolicy as composed (startup_policy)
     engine: Engine  # the engine block with the XRD's defaults applied
+    served_model_name: str | None = None  # the name clients send, as the deployment resolved it
 
     @property
     def gang(self) -> bool:
@@ -26,16 +27,25 @@ class ReplicaShape:
         return max(1, self.gpus)
 
 
+def startup_policy(framework: str, asked: str) -> str:
+    """The gang's startupPolicy: as asked, except that a vLLM gang starts `LeaderCreated`. Its
+    leader is Ready only once it serves, which needs its workers (probes.py): under
+    `LeaderReady` they would never be created."""
+    return "LeaderCreated" if framework == "vLLM" else asked
+
+
 def replica_shape(spec: ModelReplicaSpec) -> ReplicaShape:
     engine = spec.engine or Engine()
     gang = spec.gang or Gang()
+    framework = str(filled(engine.framework))
     return ReplicaShape(
         nodes=spec.nodes,
         # gpusPerNode as placed by the scheduler; a replica written by hand without it
         # claims one GPU.
         gpus=1 if spec.gpusPerNode is None else spec.gpusPerNode,
         port=filled(engine.port),
-        framework=str(filled(engine.framework)),
-        startup=str(filled(gang.startupPolicy)),
+        framework=framework,
+        startup=startup_policy(framework, str(filled(gang.startupPolicy))),
         engine=engine,
+        served_model_name=spec.servedModelName,
     )

@@ -6,11 +6,12 @@ from typing import Any
 from modelfleet_contracts.api import LWS_API_VERSION, LWS_KIND
 from modelfleet_contracts.models.modelreplica import Gang, ModelReplicaSpec, Rollout
 from modelfleet_contracts.objects import AVAILABLE, kubernetes_object
+from modelfleet_contracts.serving import DEPLOYMENT_LABEL
 from modelfleet_contracts.spec import filled
 
 from compose_model_replica.engines import engine_commands
 from compose_model_replica.pods import LWS_WORKER_INDEX_LABEL, engine_pod
-from compose_model_replica.probes import readiness_probes
+from compose_model_replica.probes import serving_probe
 from compose_model_replica.shape import ReplicaShape, replica_shape
 
 EXCLUSIVE_TOPOLOGY = "leaderworkerset.sigs.k8s.io/exclusive-topology"
@@ -28,7 +29,6 @@ def workload_manifest(
 ) -> dict[str, Any]:
     commands = engine_commands(shape, cache_path=cache_path)
     selector = {**labels, "modelfleet.io/workload": name}
-    serving_probe, worker_probe = readiness_probes(shape)
     leader = engine_pod(
         spec,
         shape,
@@ -38,7 +38,7 @@ def workload_manifest(
         claim_name=claim_name,
         cache_path=cache_path,
         serving=True,
-        readiness_probe=serving_probe,
+        readiness_probe=serving_probe(shape),
     )
     metadata: dict[str, Any] = {"name": name, "namespace": namespace, "labels": dict(labels)}
     rollout = spec.rollout or Rollout()
@@ -71,7 +71,6 @@ def workload_manifest(
         claim_name=claim_name,
         cache_path=cache_path,
         serving=False,
-        readiness_probe=worker_probe,
     )
     topology = spec.placement.exclusiveTopology if spec.placement else None
     if topology:
@@ -103,15 +102,23 @@ def workload_manifest(
 
 
 def service_manifest(
-    shape: ReplicaShape, *, name: str, namespace: str, labels: dict[str, str]
+    shape: ReplicaShape,
+    *,
+    name: str,
+    namespace: str,
+    labels: dict[str, str],
+    deployment: str | None = None,
 ) -> dict[str, Any]:
+    """The Service to the serving pods; labelled with its ModelDeployment (`deployment`) too,
+    which finds it from there. Its selector is the workload's, never anything else."""
     selector = {**labels, "modelfleet.io/workload": name}
     if shape.gang:
         selector[LWS_WORKER_INDEX_LABEL] = "0"  # only leaders serve
+    found_by = {**labels, DEPLOYMENT_LABEL: deployment} if deployment else dict(labels)
     return {
         "apiVersion": "v1",
         "kind": "Service",
-        "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
+        "metadata": {"name": name, "namespace": namespace, "labels": found_by},
         "spec": {
             "selector": selector,
             "ports": [{"name": "http", "port": shape.port, "targetPort": "http"}],
@@ -128,6 +135,7 @@ def workload_objects(
     labels: dict[str, str],
     claim_name: str | None,
     cache_path: str | None,
+    deployment: str | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     shape = replica_shape(spec)
     workload = workload_manifest(
@@ -139,7 +147,9 @@ def workload_objects(
         claim_name=claim_name,
         cache_path=cache_path,
     )
-    service = service_manifest(shape, name=name, namespace=namespace, labels=labels)
+    service = service_manifest(
+        shape, name=name, namespace=namespace, labels=labels, deployment=deployment
+    )
     return (
         kubernetes_object(workload, provider_config, labels=labels, readiness_query=AVAILABLE),
         kubernetes_object(service, provider_config, labels=labels),

@@ -54,14 +54,15 @@ class LoopbackPort:
     it silently and answer each other's calls: a port merely probed free and closed can be
     handed out twice. On Linux the held socket has SO_REUSEPORT and never listens: the server
     can bind the port, no other free-port pick (here or in another process) gets it.
-    Elsewhere the port is released at once, a plain probe."""
+    Elsewhere the port is released at once, a plain probe.
 
-    def __init__(self) -> None:
-        self._socket = socket.socket()
+    `ports`: where the port may be (a machine where ports are managed); the first one that
+    no socket is bound to, checked by binding without SO_REUSEPORT first. Else any free
+    port the kernel picks."""
+
+    def __init__(self, ports: range | None = None) -> None:
         held = sys.platform.startswith("linux")
-        if held:
-            self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-        self._socket.bind(("127.0.0.1", 0))
+        self._socket = _bound(0, held) if ports is None else _first_free(ports, held)
         self.port = int(self._socket.getsockname()[1])
         self.address = f"127.0.0.1:{self.port}"
         if not held:
@@ -69,6 +70,49 @@ class LoopbackPort:
 
     def release(self) -> None:
         self._socket.close()
+
+
+class NoFreePort(OSError):
+    """Every port of a given range is taken."""
+
+
+def _bound(port: int, reuse: bool) -> socket.socket:
+    sock = socket.socket()
+    try:
+        if reuse:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind(("127.0.0.1", port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def _first_free(ports: range, held: bool) -> socket.socket:
+    for port in ports:
+        try:
+            _bound(port, reuse=False).close()  # nobody has it, not even a SO_REUSEPORT server
+            return _bound(port, reuse=held)
+        except OSError:
+            continue
+    raise NoFreePort(f"no free loopback port in {port_range_text(ports)}")
+
+
+def port_range_text(ports: range) -> str:
+    """`40000-40009`: how a range of ports is written on the command line."""
+    return f"{ports.start}-{ports.stop - 1}"
+
+
+def parse_port_range(text: str) -> range:
+    """`FROM-TO` (both included, 1 to 65535), or a single port; ValueError says what is wrong."""
+    first, sep, last = text.partition("-")
+    try:
+        low, high = int(first), int(last) if sep else int(first)
+    except ValueError:
+        raise ValueError(f"{text!r}: write FROM-TO, e.g. 40000-40009") from None
+    if not 1 <= low <= high <= 65535:
+        raise ValueError(f"{text!r}: ports go from 1 to 65535, FROM first")
+    return range(low, high + 1)
 
 
 def console_script(name: str) -> str:
@@ -114,15 +158,18 @@ class _Started:
 
 class FunctionServers:
     """The functions a pipeline needs: started on demand (or dialled at a given target),
-    called by name, and stopped on `close`. Usable as a pipeline `Caller`."""
+    called by name, and stopped on `close`. Usable as a pipeline `Caller`. `ports`: the
+    loopback ports those we start may listen on (default: any free one)."""
 
     def __init__(
         self,
         targets: Mapping[str, str] | None = None,
         startup_timeout: float = STARTUP_TIMEOUT_SECONDS,
         development_timeout: float = DEVELOPMENT_TIMEOUT_SECONDS,
+        ports: range | None = None,
     ) -> None:
         self._targets = dict(targets or {})
+        self._ports = ports
         self._started: dict[str, _Started] = {}
         self._stubs: dict[str, grpcv1.FunctionRunnerServiceStub] = {}
         self._channels: list[grpc.Channel] = []
@@ -135,7 +182,12 @@ class FunctionServers:
         for name in names:
             if name in self._targets:
                 continue
-            port = LoopbackPort()
+            try:
+                port = LoopbackPort(self._ports)
+            except NoFreePort as exc:
+                raise FunctionError(
+                    f"function {name}: {exc} (each function started needs one)"
+                ) from None
             self._started[name] = _Started(name, port)
             self._targets[name] = port.address
         for name in names:
@@ -203,11 +255,13 @@ class FunctionServers:
 
 @contextlib.contextmanager
 def running_functions(
-    targets: Mapping[str, str] | None = None, start: Iterable[str] = ()
+    targets: Mapping[str, str] | None = None,
+    start: Iterable[str] = (),
+    ports: range | None = None,
 ) -> Iterator[FunctionServers]:
     """Function servers for the duration of a `with` block; `start` names those to start
-    (and wait for) up front, the others start on their first call."""
-    servers = FunctionServers(targets)
+    (and wait for) up front, the others start on their first call, on `ports` if given."""
+    servers = FunctionServers(targets, ports=ports)
     try:
         servers.start(list(start))
         yield servers

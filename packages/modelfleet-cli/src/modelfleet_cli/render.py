@@ -19,7 +19,7 @@ from modelfleet_cli.composed import ANNOTATION_RESOURCE_NAME, composed_metadata
 from modelfleet_cli.discovery import composition_for, repository_compositions, repository_root
 from modelfleet_cli.exit_codes import ExitCode
 from modelfleet_cli.functions import FunctionError, development_targets, running_functions
-from modelfleet_cli.loading import LoadError, load_objects, load_one, of_kind
+from modelfleet_cli.loading import LoadError, load_objects, load_one
 from modelfleet_cli.output import yaml_stream
 from modelfleet_cli.pipeline import (
     SEVERITY_TEXT,
@@ -27,6 +27,7 @@ from modelfleet_cli.pipeline import (
     PipelineResult,
     run_pipeline,
 )
+from modelfleet_cli.port_option import function_ports_option
 from modelfleet_cli.simulate.fleet import xr_id
 from modelfleet_cli.xr_conditions import rfc3339
 from modelfleet_cli.xrd import check_xr, unserved
@@ -154,6 +155,9 @@ def _composition(xr: Mapping[str, Any], path: str | None) -> dict[str, Any]:
             raise RenderError(f"{path}: expected a Composition, found a {composition.get('kind')}")
         if mapping_at(composition, "spec").get("mode", "Pipeline") != "Pipeline":
             raise RenderError(f"{path}: render only supports Compositions with mode: Pipeline")
+        mismatch = _type_mismatch(composition, xr)
+        if mismatch is not None:
+            raise RenderError(mismatch)
         return composition
     if repository_root() is None:
         raise RenderError(
@@ -169,18 +173,40 @@ def _composition(xr: Mapping[str, Any], path: str | None) -> dict[str, Any]:
     return found
 
 
+def _type_mismatch(composition: Mapping[str, Any], xr: Mapping[str, Any]) -> str | None:
+    """Both Crossplane CLIs' refusal of a Composition for another type of XR."""
+    type_ref = mapping_at(mapping_at(composition, "spec"), "compositeTypeRef")
+    for field in ("apiVersion", "kind"):
+        if type_ref.get(field) != xr.get(field):
+            return (
+                f"composition's compositeTypeRef.{field} ({type_ref.get(field)}) does not "
+                f"match XR's {field} ({xr.get(field)})"
+            )
+    return None
+
+
 def _function_targets(composition: Mapping[str, Any], path: str | None) -> dict[str, str]:
     """Function name -> address to dial, for Functions with the Development runtime; a
     FUNCTIONS file must name every function the pipeline uses (as crossplane render
     insists). The others are started from their console scripts."""
     if path is None:
         return {}
-    functions = of_kind(load_objects(path), "Function")
+    try:
+        loaded = load_objects(path)
+    except LoadError as exc:
+        raise RenderError(f'cannot load functions from "{path}": {exc}') from None
+    for obj in loaded:
+        if obj.get("kind") != "Function":
+            name = mapping_at(obj, "metadata").get("name", "")
+            raise RenderError(
+                f'cannot load functions from "{path}": not a function: {obj.get("kind")}/{name}'
+            )
+    functions = loaded
     names = {str(mapping_at(fn, "metadata").get("name", "")) for fn in functions}
     for step in mapping_at(composition, "spec").get("pipeline") or []:
         name = mapping_at(step, "functionRef").get("name")
         if name not in names:
-            raise RenderError(f"unknown Function {name!r}: it is not in {path}")
+            raise RenderError(f'unknown Function "{name}" - it is not in {path}')
     return development_targets(functions)
 
 
@@ -190,9 +216,10 @@ def render_xr(
     functions_path: str | None,
     observed_path: str | None,
     required_paths: Sequence[str],
+    ports: range | None = None,
 ) -> tuple[dict[str, Any], PipelineResult, dict[str, dict[str, Any]]]:
-    """Load the inputs, run the pipeline through the real functions, return the XR, the
-    pipeline's result and the observed resources."""
+    """Load the inputs, run the pipeline through the real functions (those started, on
+    `ports` if given), return the XR, the pipeline's result and the observed resources."""
     xr = load_one(xr_path, "composite resource (XR)")
     _check(xr, xr_path)
     composition = _composition(xr, composition_path)
@@ -200,7 +227,7 @@ def render_xr(
     observed = observed_by_resource_name(load_objects(observed_path) if observed_path else [], xr)
     pool = [obj for path in required_paths for obj in load_objects(path)]
     needed = [str(mapping_at(s, "functionRef").get("name")) for s in _steps(composition)]
-    with running_functions(targets, start=needed) as functions:
+    with running_functions(targets, start=needed, ports=ports) as functions:
         result = run_pipeline(
             xr,
             composition,
@@ -213,16 +240,14 @@ def render_xr(
 
 
 def _check(xr: dict[str, Any], path: str) -> None:
-    """Refuse an XR the API server would refuse, with simulate's words; prune its unknown
-    fields with kubectl's warning."""
+    """Refuse an XR the API server would refuse (an unknown field included), with simulate's
+    words."""
     refusal = unserved(xr)
     if refusal is not None:
         raise RenderError(f"{path}: {xr_id(xr)}: {refusal}")
     check = check_xr(xr)
-    if check.errors:
+    if check.refused:
         raise RenderError(f"{path}: {check.refusal(xr_id(xr))}")
-    for warning in check.warnings(f"{path}: {xr_id(xr)}"):
-        click.echo(warning, err=True)
 
 
 def _steps(composition: Mapping[str, Any]) -> list[Any]:
@@ -296,6 +321,7 @@ Examples (from the repository root):
     is_flag=True,
     help="Also print the final function context as render.crossplane.io/v1beta1 Context.",
 )
+@function_ports_option
 def render(
     xr: str,
     composition: str | None,
@@ -306,11 +332,12 @@ def render(
     include_function_results: bool,
     include_full_xr: bool,
     include_context: bool,
+    function_ports: range | None,
 ) -> None:
     options = RenderOptions(include_full_xr, include_function_results, include_context)
     try:
         xr_obj, result, observed = render_xr(
-            xr, composition, functions, observed_resources, [*required, *extra]
+            xr, composition, functions, observed_resources, [*required, *extra], function_ports
         )
     except (LoadError, RenderError, PipelineError, FunctionError) as exc:
         _fail(str(exc))

@@ -4,11 +4,13 @@
   anchors are made end-of-text, as in the API server's Go RE2.
 - The `x-kubernetes-validations` CEL rules, evaluated with cel-python (rules with `oldSelf`
   compare with a previous object, which there is not here: skipped).
-- Unknown fields: the API server prunes them and kubectl prints a warning for each; here they
-  are pruned too and returned for the same warning.
+- Unknown fields: kubectl's default strict field validation refuses an object with a field its
+  schema does not declare (`strict decoding error: unknown field "spec.clusterSelecter"`), and
+  so does this check: a misspelt optional field would otherwise be dropped in silence (a
+  misspelt `clusterSelector` stages the model on every cluster).
 
 `modelfleet render` and `modelfleet simulate` both check with `check_xr`, so an XR is refused
-(or warned about) with the same words by each. The test suite's validator
+with the same words by each. The test suite's validator
 (modelfleet_devtools.validation) uses the same schema conversion and CEL walk.
 """
 
@@ -81,6 +83,22 @@ def to_json_schema(node: Any, *, closed: bool = True) -> Any:
     if node.get("x-kubernetes-embedded-resource"):
         out.setdefault("properties", {})
     return out
+
+
+# Crossplane declares `metadata.name: {type: string, maxLength: 63}` in the CRD it generates
+# from every XRD (internal/xcrd), since it writes an XR's name into label values
+# (`crossplane.io/composite` on everything composed beneath it); the API server refuses a
+# longer name with its words for maxLength.
+XR_NAME_MAX = 63
+
+
+def xr_name_errors(xr: Mapping[str, Any]) -> list[str]:
+    """The API server's refusal of an XR name longer than Crossplane's CRD allows."""
+    metadata = xr.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, Mapping) else None
+    if isinstance(name, str) and len(name.encode()) > XR_NAME_MAX:
+        return [f"metadata.name: Too long: may not be more than {XR_NAME_MAX} bytes"]
+    return []
 
 
 def xr_envelope(schema: dict[str, Any]) -> dict[str, Any]:
@@ -176,8 +194,8 @@ def cel_errors(schema: dict[str, Any], value: Any, path: str = "") -> list[str]:
 
 
 def prune_unknown(schema: Any, value: Any, path: str = "") -> list[str]:
-    """Remove from `value` the fields its schema does not declare (as the API server prunes
-    them); their paths, as kubectl names them (`spec.nodePools[0].gpu.model`)."""
+    """Remove from `value` the fields its schema does not declare; their paths, as kubectl
+    names them (`spec.nodePools[0].gpu.model`)."""
     if not isinstance(schema, dict):
         return []
     found: list[str] = []
@@ -250,20 +268,25 @@ def _validator(root: Path, api_version: str, kind: str) -> jsonschema.Draft7Vali
 
 @dataclass
 class XrCheck:
-    """What the API server would say of an XR: errors refuse it, unknown fields are pruned
-    with a warning each."""
+    """What the API server would say of an XR applied with kubectl's default strict field
+    validation: unknown fields refuse it first (as decoding does), then errors."""
 
+    kind: str = ""
     errors: list[str] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
 
+    @property
+    def refused(self) -> bool:
+        return bool(self.errors or self.unknown)
+
     def refusal(self, what: str) -> str:
-        """One line naming the first error (and how many there are)."""
+        """One line: every unknown field, as the API server names them; else the first error
+        (and how many there are)."""
+        if self.unknown:
+            fields = ", ".join(f'unknown field "{path}"' for path in self.unknown)
+            return f"{what} cannot be handled as a {self.kind}: strict decoding error: {fields}"
         more = f" ({len(self.errors)} problems)" if len(self.errors) > 1 else ""
         return f"{what} is invalid: {self.errors[0]}{more}"
-
-    def warnings(self, what: str) -> list[str]:
-        """kubectl's words for pruned fields, naming the object."""
-        return [f'Warning: {what}: unknown field "{path}"' for path in self.unknown]
 
 
 def kubectl_path(parts: Iterable[str | int]) -> str:
@@ -288,15 +311,16 @@ def has_definition(xr: Mapping[str, Any], root: Path | None = None) -> bool:
 
 
 def check_xr(xr: dict[str, Any], root: Path | None = None) -> XrCheck:
-    """Check `xr` as the API server would: its name and namespace, then against its XRD in
-    `root` (default: this repository), pruning its unknown fields in place. An XR of a kind
-    without an XRD there is not checked (see `unserved` for one that claims ours)."""
+    """Check `xr` as the API server would: unknown fields, its name (Crossplane's CRD allows
+    63 bytes) and namespace, then against its XRD in `root` (default: this repository). An
+    XR of a kind without an XRD there is not checked (see `unserved` for one that claims
+    ours)."""
     root = root or repository_root()
     if root is None or not has_definition(xr, root):
         return XrCheck()
     api_version, kind = str(xr["apiVersion"]), str(xr["kind"])
     schema, namespaced = _served(root)[(api_version, kind)]
-    meta_errors = metadata_errors(xr, namespaced=namespaced)
+    meta_errors = metadata_errors(xr, namespaced=namespaced) + xr_name_errors(xr)
     unknown = prune_unknown(schema, xr)
     errors = meta_errors + [
         f"{kubectl_path(e.absolute_path) or '<root>'}: {_message(e)}"
@@ -305,4 +329,4 @@ def check_xr(xr: dict[str, Any], root: Path | None = None) -> XrCheck:
             key=lambda e: list(map(str, e.absolute_path)),
         )
     ]
-    return XrCheck(errors + cel_errors(schema, xr), unknown)
+    return XrCheck(kind, errors + cel_errors(schema, xr), unknown)

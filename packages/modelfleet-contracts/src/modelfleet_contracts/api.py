@@ -19,6 +19,12 @@ PROVIDER_CONFIG_KIND = "ClusterProviderConfig"
 RELEASE_API_VERSION = "helm.m.crossplane.io/v1beta1"
 RELEASE_KIND = "Release"
 
+# Gateway API (standard channel), opted into per InferenceCluster (spec.gatewayRef).
+GATEWAY_API_GROUP = "gateway.networking.k8s.io"
+GATEWAY_API_VERSION = f"{GATEWAY_API_GROUP}/v1"
+GATEWAY_KIND = "Gateway"
+HTTP_ROUTE_KIND = "HTTPRoute"
+
 LWS_API_VERSION = "leaderworkerset.x-k8s.io/v1"
 LWS_KIND = "LeaderWorkerSet"
 

@@ -31,6 +31,33 @@ class NodePool:
 
 
 @dataclass(frozen=True)
+class GatewayView:
+    """The Gateway an InferenceCluster declares (`spec.gatewayRef`), as it reports it in
+    `status.gateway`: where it is, and its address once observed Programmed."""
+
+    name: str
+    namespace: str
+    section_name: str | None = None
+    address: str | None = None  # set only while the Gateway is Programmed with an address
+
+
+def gateway_view(raw: Any) -> GatewayView | None:
+    """`status.gateway`, or None when absent or without a name and namespace."""
+    if not isinstance(raw, dict):
+        return None
+    name, namespace = _text(raw.get("name")), _text(raw.get("namespace"))
+    if not name or not namespace:
+        return None
+    ready = raw.get("ready") is True
+    return GatewayView(
+        name=name,
+        namespace=namespace,
+        section_name=_text(raw.get("sectionName")),
+        address=_text(raw.get("address")) if ready else None,
+    )
+
+
+@dataclass(frozen=True)
 class ClusterView:
     """The facts about one InferenceCluster that other functions act on."""
 
@@ -45,6 +72,10 @@ class ClusterView:
     # The ServiceAccount hydration Jobs run under there, once the cluster observed it (and
     # its Role and RoleBinding); None before.
     hydrator_service_account: str | None = None
+    # The Gateway model routes are composed on (None: the cluster declares none, or reports
+    # one `gateway_declared` that cannot be read).
+    gateway: GatewayView | None = None
+    gateway_declared: bool = False  # its status has a `gateway` row, readable or not
 
     @property
     def reachable(self) -> bool:
@@ -103,6 +134,8 @@ def read_cluster(ic: dict[str, Any]) -> ClusterView:
         shared_storage_ready=bool(storage.get("ready")) and storage.get("accessMode") == RWX,
         node_pools=pools,
         hydrator_service_account=_text(status.get("hydratorServiceAccount")),
+        gateway=gateway_view(status.get("gateway")),
+        gateway_declared=status.get("gateway") is not None,
     )
 
 

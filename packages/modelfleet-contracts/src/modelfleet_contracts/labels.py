@@ -4,6 +4,9 @@ from modelfleet_contracts.api import GROUP
 
 NAMESPACE_LABEL = f"{GROUP}/namespace"
 CLUSTER_LABEL = f"{GROUP}/cluster"
+# On a ModelReplica composed to take over the replicas of others: the clusters (comma-separated)
+# whose replicas it replaces. Present only while those replicas still exist (a move under way).
+REPLACES_ANNOTATION = f"{GROUP}/replaces"
 
 
 def kind_label(kind: str) -> str:

@@ -50,6 +50,16 @@ class ObservedObject:
     remote_provisioner: str = ""
     # Where the echoed remote Secret still holds values (`secret_fields_with_values`).
     exposed_secret_fields: tuple[str, ...] = ()
+    # A Gateway's `status.addresses[].value`, in order.
+    remote_addresses: tuple[str, ...] = ()
+    # An HTTPRoute's `status.parents[].conditions`, every parent's, in order.
+    remote_parent_conditions: tuple[Condition, ...] = ()
+
+    def parent_condition(self, typ: str, status: str = "True") -> Condition | None:
+        for c in self.remote_parent_conditions:
+            if c.type == typ and c.status == status:
+                return c
+        return None
 
     def remote_condition(self, typ: str, status: str = "True") -> Condition | None:
         for c in self.remote_conditions:
@@ -73,6 +83,11 @@ class PlacedReplica:
     phase: str = ""
     message: str = ""
     ready_replicas: int = 0
+    # The clusters whose replicas this one takes over (a move under way), from its
+    # `modelfleet.io/replaces` annotation.
+    replaces: tuple[str, ...] = ()
+    address: str = ""  # where it answers, once it serves (its status.address)
+    gateway_address: str = ""  # the same through its cluster's Gateway (status.gatewayAddress)
 
     def owned_by(self, deployment: str, namespace: str) -> bool:
         return self.owner == deployment and self.owner_namespace == namespace
@@ -92,14 +107,20 @@ class CacheRow:
 @dataclass(frozen=True)
 class StagedCache:
     """A referenced ModelCache as its consumers read it, from its `status.clusters` rows
-    (there may be a thousand): the scheduler decides on every cluster's phase, a replica on
-    its own cluster's row. Nothing else of the cache is read."""
+    (there may be a thousand), its cluster selector and its source: the scheduler decides on
+    every cluster's phase and on which clusters the cache can ever stage to, a replica on its
+    own cluster's row; the scheduler also reads the model's id at its source, the default
+    served model name. Nothing else of the cache is read."""
 
     # The phase of each cluster read ("" when unreported), by name; a row without a name is
     # listed under "" (it counts as reported, and matches no cluster).
     phases: dict[str, str] = field(default_factory=dict)
     # The whole row of the one cluster a reader asked for; None when not asked or not listed.
     row: CacheRow | None = None
+    # Its `spec.clusterSelector` as written; None when absent or empty (every cluster).
+    selector: dict[str, Any] | None = None
+    # The id its source knows the model by (`served_names.natural_model_name`); "" if none.
+    natural_name: str = ""
 
 
 def _holds_values(mapping: Any) -> bool:

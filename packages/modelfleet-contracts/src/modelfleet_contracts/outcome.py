@@ -24,6 +24,8 @@ class Outcome:
     and only `conditions` say why.
     `recheck_soon`: the XR waits on something Crossplane does not watch (a required
     resource); ask to be run again sooner than the default TTL (recheck.py).
+    `happenings`: what this response does that a condition's transition does not tell
+    (a replica moved off a cluster), each a Normal event.
     """
 
     # Plain data, or a `Stamp` of a shape many resources share (written as a copy).
@@ -35,6 +37,7 @@ class Outcome:
     ready: bool = False
     keep_everything: bool = False
     recheck_soon: bool = False
+    happenings: list[str] = field(default_factory=list)
 
     @classmethod
     def held(cls, *conditions: Status) -> "Outcome":

@@ -82,9 +82,13 @@ def check_sections(path: Path, names: Iterable[str]) -> None:
 
 
 def write_sections(path: Path, bodies: Mapping[str, str]) -> None:
-    """Replace each named section of file `path` with its body. All or nothing: the file is
-    written only once every section was found."""
+    """Replace each named section of file `path` with its body, and redraw the plots drawn
+    from those sections (bench_plots). All or nothing: the file is written only once every
+    section was found."""
+    from modelfleet_devtools import bench_plots  # it reads sections with this module
+
     text = path.read_text()
     for name, body in bodies.items():
         text = replace_section(text, name, body, _shown(path))
     path.write_text(text)
+    bench_plots.redraw(path, set(bodies))

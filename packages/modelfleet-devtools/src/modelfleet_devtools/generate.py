@@ -1,13 +1,13 @@
-"""Generate code and docs from our XRDs: `uv run modelfleet-generate [--check]`.
+"""Generate code and docs from their sources: `uv run modelfleet-generate [--check]`.
 
 - The pydantic models: one module per kind in `modelfleet_contracts/models/`, with classes
   `<Kind>Spec` and `<Kind>Status` (and `<Kind>` for the whole object).
 - The API reference: `docs/reference/<kind>.md` per kind (every field path with its type,
   default, bounds, pattern, enum and description, the CEL rules with their messages, the
   printer columns) and an index, `docs/reference/README.md`.
+- docs/figures/: the architecture diagram from its YAML, the benchmarks' plots from their tables.
 
-The XRDs are the source of truth; neither is edited by hand. `--check` regenerates in memory
-and fails when a committed file differs, so CI catches an XRD change without regeneration.
+The sources are the truth; nothing generated is hand-edited. `--check` fails on a stale file.
 """
 
 import argparse
@@ -21,6 +21,7 @@ import yaml
 from datamodel_code_generator import DataModelType, InputFileType, PythonVersion, generate
 from datamodel_code_generator.format import Formatter
 
+from modelfleet_devtools import bench_plots, diagram
 from modelfleet_devtools.paths import REPO_ROOT, xrd_paths
 
 MODELS_DIR = REPO_ROOT / "packages/modelfleet-contracts/src/modelfleet_contracts/models"
@@ -357,13 +358,16 @@ def generated_files() -> list[tuple[Path, str]]:
     files = [render_models(p) for p in paths]
     files += [render_reference(p) for p in paths]
     files.append(render_reference_index(paths))
+    files.append(diagram.generated())
+    files += bench_plots.generated()
     return files
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="modelfleet-generate",
-        description="Generate pydantic models and the API reference from the XRDs.",
+        description="Generate pydantic models and the API reference from the XRDs, and the "
+        "architecture diagram from its source.",
     )
     parser.add_argument(
         "--check", action="store_true", help="fail if the committed generated files are stale"
@@ -387,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 1
     if args.check:
-        print("generated models and API reference are up to date")
+        print("generated models, API reference and figures are up to date")
     return 0
 
 

@@ -137,10 +137,24 @@ def validate_manifest(manifest: dict[str, Any]) -> list[str]:
         errors = _schema_errors(validator, manifest) + cel_errors(schema, manifest)
     errors = [f"{label}: {e}" for e in errors]
     if kind == "Object" and api_version.startswith("kubernetes."):
-        inner = manifest.get("spec", {}).get("forProvider", {}).get("manifest")
-        if isinstance(inner, dict):
+        spec = manifest.get("spec", {})
+        inner = spec.get("forProvider", {}).get("manifest")
+        if isinstance(inner, dict) and spec.get("managementPolicies") == ["Observe"]:
+            # Never applied: the manifest only names what to read (its required fields are
+            # the remote object's, not the reader's).
+            errors += [f"{label} -> {e}" for e in _identity_errors(inner)]
+        elif isinstance(inner, dict):
             errors += [f"{label} -> {e}" for e in validate_manifest(inner)]
     return errors
+
+
+def _identity_errors(manifest: dict[str, Any]) -> list[str]:
+    """What an Observe-only Object's manifest must hold: apiVersion, kind and a name."""
+    metadata = manifest.get("metadata")
+    named = isinstance(metadata, dict) and isinstance(metadata.get("name"), str)
+    if manifest.get("apiVersion") and manifest.get("kind") and named:
+        return []
+    return ["<root>: an Observe-only manifest needs apiVersion, kind and metadata.name"]
 
 
 def assert_valid(manifest: dict[str, Any]) -> None:

@@ -16,11 +16,13 @@ from modelfleet_cli.exit_codes import ExitCode
 from modelfleet_cli.functions import FunctionError, running_functions
 from modelfleet_cli.output import whole_numbers_as_int
 from modelfleet_cli.pipeline import Caller, PipelineError
+from modelfleet_cli.port_option import function_ports_option
 from modelfleet_cli.simulate import faults as f
 from modelfleet_cli.simulate.clusters import workload_clusters
 from modelfleet_cli.simulate.control_plane import ControlPlane
 from modelfleet_cli.simulate.fleet import FleetError, load_fleet, load_settings, xr_id
 from modelfleet_cli.simulate.objects import key_of
+from modelfleet_cli.simulate.phase_grid import PhaseGrid, draw
 from modelfleet_cli.simulate.timeline import Progress, Timeline
 from modelfleet_cli.simulate.verdict import (
     CONTAINED,
@@ -103,16 +105,21 @@ def simulate_fleet(
     progress: Progress,
     call: Caller,
     seed: int | None = None,
+    grid: PhaseGrid | None = None,
 ) -> dict[str, Any]:
     """Run the simulation, calling functions through `call`; the machine-readable result
     (raises FleetError / FaultError on bad input). `seed`: shuffle the order in which
-    composed resources are applied, reproducibly (None: sorted by name)."""
+    composed resources are applied, reproducibly (None: sorted by name). `grid`: where every
+    cluster's phase is recorded after each round."""
     fleet = load_fleet(directory)
     settings = load_settings(directory)
     faults = f.faults_from_settings(settings.get("faults")) + [
         f.parse_fault(t) for t in fault_texts
     ]
     limit = rounds or int(settings.get("rounds", DEFAULT_ROUNDS))
+    too_late = f.past_the_limit(faults, limit)
+    if too_late is not None:
+        raise f.FaultError(too_late)
     compositions = repository_compositions()
     if not compositions:
         raise FleetError("cannot find this repository's Compositions (apis/*/composition.yaml)")
@@ -135,6 +142,8 @@ def simulate_fleet(
         refused = len(plane.refusals)
         xrs = plane.xrs()
         timeline.record(plane.round, xrs, _recheck_after(plane))
+        if grid is not None:
+            grid.record(plane.round, xrs)
         ready = sum(1 for x in xrs if _ready(x))
         progress.update(plane.round, limit, ready, len(xrs))
         if plane.all_ready() and plane.faults_settled():
@@ -167,7 +176,6 @@ def simulate_fleet(
         "refusals": [asdict(x) for x in plane.refusals],
         "clusters": _inventory(plane),
         "ignored": fleet.ignored,
-        "warnings": fleet.warnings,
     }
 
 
@@ -209,6 +217,16 @@ def _checked_faults(texts: tuple[str, ...]) -> tuple[str, ...]:
     "sorted by name). The same inputs and seed give the same run.",
 )
 @click.option("--quiet", is_flag=True, help="No progress line on stderr.")
+@click.option(
+    "--timeline",
+    "timeline_svg",
+    metavar="FILE.svg",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also draw every cluster's phase per round, as each XR reports it, into FILE.svg "
+    "(the same run draws the same bytes).",
+)
+@function_ports_option
 def simulate(
     directory: Path,
     rounds: int | None,
@@ -216,16 +234,17 @@ def simulate(
     output: str,
     seed: int | None,
     quiet: bool,
+    timeline_svg: Path | None,
+    function_ports: range | None,
 ) -> None:
     as_json = output == "json"
     timeline = Timeline(out=None if as_json else sys.stdout)
     progress = Progress(enabled=not quiet)
+    grid = PhaseGrid() if timeline_svg is not None else None
     try:
-        # A bad directory fails before any function starts; unknown fields are warned of
-        # once, as kubectl does when it applies them.
-        for warning in load_fleet(directory).warnings:
-            click.echo(warning, err=True)
-        with running_functions(start=FUNCTIONS) as servers:
+        # A bad directory fails before any function starts.
+        load_fleet(directory)
+        with running_functions(start=FUNCTIONS, ports=function_ports) as servers:
             result = simulate_fleet(
                 directory,
                 rounds=rounds,
@@ -234,11 +253,19 @@ def simulate(
                 progress=progress,
                 call=servers,
                 seed=seed,
+                grid=grid,
             )
     except (FleetError, f.FaultError, FunctionError, PipelineError) as exc:
         progress.done()
         click.echo(f"modelfleet simulate: {exc}", err=True)
         sys.exit(ExitCode.INPUT_ERROR)
+    if grid is not None and timeline_svg is not None:
+        title = f"modelfleet simulate {directory.name}: every cluster's phase per round"
+        try:
+            timeline_svg.write_text(draw(grid, title))
+        except OSError as exc:
+            click.echo(f"modelfleet simulate: {timeline_svg}: {exc.strerror}", err=True)
+            sys.exit(ExitCode.INPUT_ERROR)
     if as_json:
         click.echo(json.dumps(whole_numbers_as_int(result), indent=2, sort_keys=True))
     else:

@@ -1,13 +1,15 @@
 """Deleting from the simulated control plane, as Crossplane does: an XR takes its composed
 resources with it, a managed resource its remote object, a resource in use by a Usage is
 refused (and deleted later with `replayDeletion`), and a precious remote object a function
-dropped while its cluster is still registered is counted lost."""
+dropped while its cluster is still registered is counted lost (not a ModelReplica its
+deployment moved to another cluster, make before break)."""
 
 from typing import TYPE_CHECKING, Any
 
 from modelfleet_contracts.api import LWS_KIND
 from modelfleet_contracts.conditions import condition_true
-from modelfleet_contracts.fields import list_at, mapping_at, mapping_path
+from modelfleet_contracts.fields import as_int, list_at, mapping_at, mapping_path
+from modelfleet_contracts.labels import REPLACES_ANNOTATION
 
 from modelfleet_cli.simulate import usages as u
 from modelfleet_cli.simulate.fleet import xr_id
@@ -30,6 +32,8 @@ def check_loss(plane: "ControlPlane", owner: Key, gone: Key) -> None:
     if is_xr(obj):
         cluster = str(mapping_at(obj, "spec").get("clusterName") or "")
         what = xr_id(obj)
+        if _moved(plane, owner, obj, cluster):
+            return
     else:
         manifest = mapping_path(obj, "spec", "forProvider", "manifest")
         if manifest.get("kind") not in PRECIOUS:
@@ -47,6 +51,26 @@ def check_loss(plane: "ControlPlane", owner: Key, gone: Key) -> None:
         what = f"{manifest.get('kind')} {mapping_at(manifest, 'metadata').get('name')}"
     if cluster and plane.cluster_registered(cluster):
         plane.losses.append(Loss(plane.round, what, cluster, xr_id(plane.store[owner])))
+
+
+def _moved(plane: "ControlPlane", owner: Key, replica: dict[str, Any], cluster: str) -> bool:
+    """A ModelReplica its deployment moved off `cluster`: another replica of the same owner
+    says it replaces that cluster's (`modelfleet.io/replaces`), and it is Available whenever
+    the one dropped was serving (make before break). Anything short of that is a loss."""
+    serving = as_int(mapping_at(replica, "status").get("readyReplicas")) > 0
+    for key in plane.refs.get(owner, {}).values():
+        other = plane.store.get(key)
+        if other is None or other is replica or not is_xr(other):
+            continue
+        annotations = mapping_at(mapping_at(other, "metadata"), "annotations")
+        replaced = str(annotations.get(REPLACES_ANNOTATION) or "").split(",")
+        if cluster not in replaced:
+            continue
+        spec, status = mapping_at(other, "spec"), mapping_at(other, "status")
+        available = as_int(status.get("readyReplicas")) >= max(1, as_int(spec.get("replicas")))
+        if available or not serving:
+            return True
+    return False
 
 
 def _superseded(cache: dict[str, Any], cluster: str, job: dict[str, Any]) -> bool:

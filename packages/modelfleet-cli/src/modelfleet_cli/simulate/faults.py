@@ -63,6 +63,18 @@ class Fault:
         return parts[1] == namespace and parts[2] == name
 
 
+def past_the_limit(faults: list[Fault], limit: int) -> str | None:
+    """Why the first fault whose round comes after the round limit cannot be simulated."""
+    for fault in faults:
+        if fault.round > limit:
+            return (
+                f"fault {fault.describe()}: round {fault.round} is past the round limit "
+                f"({limit}), so it would never act: raise --rounds (or `rounds` in "
+                f"simulation.yaml) to at least {fault.round}, or inject it earlier"
+            )
+    return None
+
+
 def _fault(kind: str, target: str, round_no: int | None, rounds: int | None) -> Fault:
     if kind not in KINDS:
         raise FaultError(f"unknown fault {kind!r}; one of: {', '.join(KINDS)}")

@@ -32,7 +32,6 @@ class Fleet:
     xrs: list[dict[str, Any]] = field(default_factory=list)
     secrets: list[dict[str, Any]] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)  # "<file>: <kind> <name>"
-    warnings: list[str] = field(default_factory=list)  # unknown fields, pruned
 
 
 def xr_id(obj: dict[str, Any]) -> str:
@@ -44,18 +43,16 @@ def xr_id(obj: dict[str, Any]) -> str:
     return f"{obj.get('kind')} {ns}/{name}" if ns else f"{obj.get('kind')} {name}"
 
 
-def _validate(path: Path, obj: dict[str, Any]) -> list[str]:
-    """Refuse an XR the API server would refuse; prune its unknown fields, and return the
-    warnings kubectl would print for them."""
+def _validate(path: Path, obj: dict[str, Any]) -> None:
+    """Refuse an XR the API server would refuse (an unknown field included)."""
     metadata = obj.get("metadata")
     if not isinstance(metadata, dict):
         metadata = obj["metadata"] = {}
     if obj["kind"] != INFERENCE_CLUSTER:
         metadata.setdefault("namespace", "default")
     check = check_xr(obj)
-    if check.errors:
+    if check.refused:
         raise FleetError(f"{path}: {check.refusal(xr_id(obj))}")
-    return check.warnings(f"{path}: {xr_id(obj)}")
 
 
 def load_fleet(directory: Path) -> Fleet:
@@ -89,7 +86,7 @@ def load_fleet(directory: Path) -> Fleet:
             if refusal is not None:
                 raise FleetError(f"{path}: {xr_id(doc)}: {refusal}")
             if api_version == API_VERSION and kind in XR_ORDER:
-                fleet.warnings += _validate(path, doc)
+                _validate(path, doc)
                 ident = xr_id(doc)
                 if ident in seen:
                     raise FleetError(f"{path}: {ident} is defined twice")

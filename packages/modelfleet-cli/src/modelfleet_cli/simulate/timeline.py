@@ -91,7 +91,8 @@ def _holding(conditions: dict[str, dict[str, Any]]) -> str:
 
 
 def summarize(xr: dict[str, Any]) -> tuple[str, list[str]]:
-    """One line of phase/summary for an XR, plus per-cluster messages worth reading."""
+    """One line of phase/summary for an XR, plus per-cluster messages worth reading, the
+    model name a deployment serves and where a replica answers."""
     status = mapping_at(xr, "status")
     conditions = _conditions(xr)
     kind = xr.get("kind")
@@ -104,6 +105,8 @@ def summarize(xr: dict[str, Any]) -> tuple[str, list[str]]:
             if r.get("message") and r.get("phase") != "Ready"
         ]
         line = _clusters_text(rows) + _ready_text(status)
+        if kind == MODEL_DEPLOYMENT and status.get("servedModelName"):
+            details.insert(0, f"model name clients send: {status['servedModelName']}")
     elif kind == INFERENCE_CLUSTER:
         line = "Ready" if condition_true(status, "Ready") else f"not ready: {_holding(conditions)}"
     else:
@@ -112,6 +115,8 @@ def summarize(xr: dict[str, Any]) -> tuple[str, list[str]]:
         line = f"{phase}  {ready}/{total} ready"
         if status.get("message"):
             details = [str(status["message"])]
+        if status.get("address"):
+            details.append(f"serving at {status['address']}")
     return line, details
 
 

@@ -4,7 +4,7 @@ from typing import Any
 
 from google.protobuf import struct_pb2
 
-from modelfleet_contracts.clusters import RWX, ClusterView, node_pool
+from modelfleet_contracts.clusters import RWX, ClusterView, gateway_view, node_pool
 from modelfleet_contracts.edge.structs import to_plain
 
 
@@ -61,4 +61,6 @@ def read_cluster_struct(s: struct_pb2.Struct, *, node_pools: bool = True) -> Clu
         and access_mode.string_value == RWX,
         node_pools=pools,
         hydrator_service_account=_string_at(status, "hydratorServiceAccount"),
+        gateway=gateway_view(to_plain(status.get("gateway"))) if "gateway" in status else None,
+        gateway_declared="gateway" in status,
     )

@@ -10,7 +10,7 @@ from google.protobuf import json_format, struct_pb2
 from modelfleet_contracts.api import MODEL_DEPLOYMENT
 from modelfleet_contracts.edge.structs import to_plain
 from modelfleet_contracts.fields import as_int
-from modelfleet_contracts.labels import NAMESPACE_LABEL, kind_label
+from modelfleet_contracts.labels import NAMESPACE_LABEL, REPLACES_ANNOTATION, kind_label
 from modelfleet_contracts.observed import (
     CacheRow,
     Condition,
@@ -20,6 +20,7 @@ from modelfleet_contracts.observed import (
     secret_fields_with_values,
 )
 from modelfleet_contracts.readiness import Seen
+from modelfleet_contracts.served_names import natural_model_name
 
 _OWNER_LABEL = kind_label(MODEL_DEPLOYMENT)
 
@@ -127,6 +128,26 @@ def read_observed(s: struct_pb2.Struct) -> ObservedObject:
         remote_updated_replicas=_count(remote, "updatedReplicas"),
         remote_provisioner=provisioner,
         exposed_secret_fields=exposed,
+        remote_addresses=tuple(
+            _string(a, "value") for a in _structs(remote, "addresses") if _string(a, "value")
+        ),
+        remote_parent_conditions=tuple(
+            _condition(c) for parent in _structs(remote, "parents") for c in _conditions(parent)
+        ),
+    )
+
+
+def _structs(fields: Any, key: str) -> list[Any]:
+    """The Struct items of the list at `fields[key]` (items of another kind skipped)."""
+    v = fields.get(key)
+    if v is None or not v.HasField("list_value"):
+        return []
+    return [i.struct_value.fields for i in v.list_value.values if i.HasField("struct_value")]
+
+
+def _condition(c: Any) -> Condition:
+    return Condition(
+        _string(c, "type"), _string(c, "status"), _string(c, "reason"), _string(c, "message")
     )
 
 
@@ -148,6 +169,8 @@ def read_replica(s: struct_pb2.Struct) -> PlacedReplica:
     status = _struct(fields, "status") or {}
     metadata = _struct(fields, "metadata")
     labels = (_struct(metadata, "labels") if metadata is not None else None) or {}
+    annotations = (_struct(metadata, "annotations") if metadata is not None else None) or {}
+    replaces = _string(annotations, REPLACES_ANNOTATION)
     return PlacedReplica(
         cluster=_text(spec, "clusterName"),
         pool=_text(spec, "nodePool"),
@@ -158,17 +181,26 @@ def read_replica(s: struct_pb2.Struct) -> PlacedReplica:
         phase=_text(status, "phase"),
         message=_text(status, "message"),
         ready_replicas=max(0, as_int(_number(status, "readyReplicas"))),
+        replaces=tuple(sorted({c.strip() for c in replaces.split(",") if c.strip()})),
+        address=_string(status, "address"),
+        gateway_address=_string(status, "gatewayAddress"),
     )
 
 
 def read_model_cache(s: struct_pb2.Struct, *, cluster: str | None = None) -> StagedCache:
     """A ModelCache's `status.clusters`, from its Struct without converting it: every row's
     name and phase (the scheduler), or, given `cluster`, the first row of that cluster, whole
-    (a replica, which mounts its own; the rows after it are not read)."""
+    (a replica, which mounts its own; the rows after it are not read); its cluster selector;
+    and the model's id at its source (`spec`), the default served model name."""
+    spec = _struct(s.fields, "spec")
+    chosen = spec.get("clusterSelector") if spec is not None else None
+    plain = to_plain(chosen) if chosen is not None and chosen.HasField("struct_value") else None
+    selector = plain if isinstance(plain, dict) and plain else None
+    natural = _natural_name(s)
     status = _struct(s.fields, "status")
     listed = status.get("clusters") if status is not None else None
     if listed is None or not listed.HasField("list_value"):
-        return StagedCache()
+        return StagedCache(selector=selector, natural_name=natural)
     phases: dict[str, str] = {}
     for item in listed.list_value.values:
         if not item.HasField("struct_value"):
@@ -185,5 +217,24 @@ def read_model_cache(s: struct_pb2.Struct, *, cluster: str | None = None) -> Sta
                 claim_name=_text(row, "claimName"),
                 path=_text(row, "path"),
             )
-            return StagedCache(phases={name: here.phase}, row=here)
-    return StagedCache(phases=phases)
+            return StagedCache(
+                phases={name: here.phase}, row=here, selector=selector, natural_name=natural
+            )
+    return StagedCache(phases=phases, selector=selector, natural_name=natural)
+
+
+def _natural_name(s: struct_pb2.Struct) -> str:
+    spec = _struct(s.fields, "spec")
+    if spec is None:
+        return ""
+
+    def field(block: str, key: str) -> str:
+        fields = _struct(spec, block)
+        return _string(fields, key) if fields is not None else ""
+
+    return natural_model_name(
+        _string(spec, "source"),
+        hf_repo=field("huggingFace", "repo"),
+        oci_image=field("oci", "image"),
+        s3_uri=field("s3", "uri"),
+    )

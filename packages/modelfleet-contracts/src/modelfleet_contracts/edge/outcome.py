@@ -3,6 +3,7 @@
 from datetime import UTC, datetime
 from typing import Any
 
+from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelfleet_contracts.conditions import is_transition
@@ -48,6 +49,8 @@ def apply_outcome(
         # Waiting for Crossplane is work under way in every function: a Normal event.
         progress = progress_reasons | {RESOLVING}
         report(rsp, observed_xr, *outcome.conditions, progress_reasons=progress)
+    for text in outcome.happenings:
+        response.normal(rsp, text)
     set_composite_ready(rsp, outcome.ready and not outcome.keep_everything)
     if outcome.recheck_soon:
         # A condition this response changes starts a new wait: its age is zero.

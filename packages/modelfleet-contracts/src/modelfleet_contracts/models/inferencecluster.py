@@ -299,6 +299,29 @@ class LeaderWorkerSet(BaseModel):
     """
 
 
+class GatewayRef(BaseModel):
+    """
+    Opt-in: a Gateway (Gateway API) on the cluster that serves models. Every ModelReplica here composes an HTTPRoute for its model on it and reports the Gateway's address once the route is Accepted. The Gateway is observed, never created.
+    """
+
+    name: Annotated[str, Field(max_length=253, pattern='^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')]
+    """
+    Name of the Gateway.
+    """
+    namespace: Annotated[
+        str | None, Field(max_length=63, pattern='^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')
+    ] = None
+    """
+    Namespace of the Gateway; default: the workload namespace. Its listener must allow routes from the workload namespace.
+    """
+    sectionName: Annotated[
+        str | None, Field(max_length=253, pattern='^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')
+    ] = None
+    """
+    The listener the routes attach to; default every listener that allows them.
+    """
+
+
 class InferenceClusterSpec(BaseModel):
     """
     How to reach a workload cluster, its shared storage and its GPU node pools.
@@ -325,6 +348,37 @@ class InferenceClusterSpec(BaseModel):
     leaderWorkerSet: LeaderWorkerSet | None = None
     """
     Install the LeaderWorkerSet controller (needed for multi-node serving) with provider-helm.
+    """
+    gatewayRef: GatewayRef | None = None
+    """
+    Opt-in: a Gateway (Gateway API) on the cluster that serves models. Every ModelReplica here composes an HTTPRoute for its model on it and reports the Gateway's address once the route is Accepted. The Gateway is observed, never created.
+    """
+
+
+class Gateway(BaseModel):
+    """
+    The Gateway of spec.gatewayRef as observed on the cluster.
+    """
+
+    name: str | None = None
+    """
+    Name of the Gateway.
+    """
+    namespace: str | None = None
+    """
+    Namespace of the Gateway.
+    """
+    sectionName: str | None = None
+    """
+    The listener routes attach to (absent: every listener).
+    """
+    ready: bool | None = None
+    """
+    The Gateway exists and is Programmed.
+    """
+    address: str | None = None
+    """
+    The Gateway's first address (status.addresses), once Programmed.
     """
 
 
@@ -444,6 +498,10 @@ class InferenceClusterStatus(BaseModel):
     workloadNamespace: str | None = None
     """
     The namespace on the cluster where Modelfleet composes, once it exists.
+    """
+    gateway: Gateway | None = None
+    """
+    The Gateway of spec.gatewayRef as observed on the cluster.
     """
     hydratorServiceAccount: str | None = None
     """

@@ -241,7 +241,7 @@ class Gang(BaseModel):
 
 class Placement(BaseModel):
     """
-    Topology placement.
+    Topology placement, and when a replica moves off a cluster that cannot serve it.
     """
 
     exclusiveTopology: Annotated[
@@ -249,6 +249,10 @@ class Placement(BaseModel):
     ] = None
     """
     Node label key; each serving group gets a topology domain of its own.
+    """
+    moveAfterSeconds: Annotated[int | None, Field(ge=1, le=604800)] = None
+    """
+    Grace period: replicas move to another cluster once their cluster has been unable to serve them (cache Failed there, cluster not connected, its shared storage gone) for this long without a break. Default: 600.
     """
 
 
@@ -277,6 +281,12 @@ class ModelDeploymentSpec(BaseModel):
     """
     Pods per serving group; overrides the vramGiB arithmetic.
     """
+    servedModelName: Annotated[
+        str | None, Field(max_length=256, pattern='^[A-Za-z0-9_][A-Za-z0-9._:/@+=-]*$')
+    ] = None
+    """
+    The model name clients send (OpenAI "model"). Default: the ModelCache source's id (the Hugging Face repo, the OCI image's repository, the S3 prefix's last segment). vLLM gets it as --served-model-name; every engine as MODELFLEET_SERVED_MODEL_NAME. A --served-model-name already in engine.args wins and is reported.
+    """
     engine: Engine | None = None
     """
     What runs in every engine pod.
@@ -291,7 +301,7 @@ class ModelDeploymentSpec(BaseModel):
     """
     placement: Placement | None = None
     """
-    Topology placement.
+    Topology placement, and when a replica moves off a cluster that cannot serve it.
     """
 
 
@@ -346,6 +356,14 @@ class Cluster(BaseModel):
     """
     Why, in words.
     """
+    address: str | None = None
+    """
+    The ModelReplica's in-cluster URL here, once a serving group answers.
+    """
+    gatewayAddress: str | None = None
+    """
+    The same through the cluster's Gateway, once the route is Accepted.
+    """
 
 
 class Condition(BaseModel):
@@ -387,6 +405,10 @@ class ModelDeploymentStatus(BaseModel):
     replicas: Replicas | None = None
     """
     Serving groups.
+    """
+    servedModelName: str | None = None
+    """
+    The model name clients send, as resolved (absent when the engine keeps its own default).
     """
     summary: Summary | None = None
     """

@@ -275,6 +275,12 @@ class ModelReplicaSpec(BaseModel):
     """
     The ModelCache (same namespace) whose weights every pod mounts at /mnt/models.
     """
+    servedModelName: Annotated[
+        str | None, Field(max_length=256, pattern='^[A-Za-z0-9_][A-Za-z0-9._:/@+=-]*$')
+    ] = None
+    """
+    The model name clients send, as the ModelDeployment resolved it; vLLM gets it as --served-model-name (unless engine.args sets one), every engine as MODELFLEET_SERVED_MODEL_NAME.
+    """
     engine: Engine | None = None
     """
     What runs in every engine pod.
@@ -357,6 +363,14 @@ class ModelReplicaStatus(BaseModel):
     readyReplicas: int | None = None
     """
     Serving groups ready.
+    """
+    address: str | None = None
+    """
+    The in-cluster URL clients use as their OpenAI base URL (http://<service>.<namespace>.svc.cluster.local:<port>/v1); set once a serving group's HTTP endpoint answers its readiness probe.
+    """
+    gatewayAddress: str | None = None
+    """
+    Where the InferenceCluster declares a Gateway: the base URL through it (http://<gateway address>/<namespace>/<deployment>/v1), once the Gateway accepted the model's HTTPRoute and a serving group answers.
     """
     conditions: list[Condition] | None = None
     """

@@ -1,0 +1,54 @@
+"""The benchmarks' plots show what their tables in docs/benchmarks.md say: a dot per table row
+of each series, at its values; each plot is shown beside its tables; a script's `--write-docs`
+(docs_sections.write_sections) redraws the plots of the sections it writes."""
+
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from modelfleet_devtools import bench_plots, docs_sections
+from modelfleet_devtools.docs_sections import BENCHMARKS_DOC
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def dots(svg_text: str) -> set[str]:
+    root = ET.fromstring(svg_text)
+    return {c.find(f"{SVG}title").text for c in root.iter(f"{SVG}circle")}  # type: ignore[union-attr,misc]
+
+
+@pytest.mark.parametrize("plot", bench_plots.PLOTS, ids=lambda p: p.file)
+def test_a_plot_has_a_dot_for_every_row_of_its_tables(plot):
+    doc = BENCHMARKS_DOC.read_text()
+    expected = {
+        f"{s.label}: {y:g} at {x:g}"
+        for s in plot.series
+        for x, y in bench_plots.table_points(doc, s)
+    }
+    assert expected and all(bench_plots.table_points(doc, s) for s in plot.series)
+    assert dots((bench_plots.FIGURES / plot.file).read_text()) == expected
+
+
+@pytest.mark.parametrize("plot", bench_plots.PLOTS, ids=lambda p: p.file)
+def test_a_plot_is_shown_beside_its_tables(plot):
+    doc = BENCHMARKS_DOC.read_text()
+    last_end = max(doc.index(docs_sections.markers(s.section)[1]) for s in plot.series)
+    link = doc.index(f"](figures/{plot.file})")
+    assert 0 < link - last_end < 400
+
+
+def test_writing_a_section_redraws_its_plot(tmp_path: Path, monkeypatch):
+    doc = tmp_path / "benchmarks.md"
+    shutil.copy(BENCHMARKS_DOC, doc)
+    monkeypatch.setattr(bench_plots, "BENCHMARKS_DOC", doc)
+    monkeypatch.setattr(bench_plots, "FIGURES", tmp_path)
+    section = "bench_simulate.py"
+    body = docs_sections.section_body(doc.read_text(), section)
+    halved = body.replace(
+        "| 30 | 80 | 6 | Ready | 0 | 6 s | 1.0 s |", "| 30 | 80 | 6 | Ready | 0 | 6 s | 0.5 s |"
+    )
+    assert halved != body
+    docs_sections.write_sections(doc, {section: halved})
+    assert "per round: 0.5 at 30" in dots((tmp_path / "bench-simulate.svg").read_text())
+    assert not (tmp_path / "bench-functions.svg").exists()  # its tables were not written
