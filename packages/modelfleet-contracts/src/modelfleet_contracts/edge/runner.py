@@ -17,7 +17,6 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
 from modelfleet_contracts.edge import structs
 from modelfleet_contracts.edge.carry import carry_forward_into
-from modelfleet_contracts.edge.memo import ResponseMemo
 from modelfleet_contracts.edge.readiness import mark_composed_readiness
 from modelfleet_contracts.fields import mapping_at
 
@@ -48,11 +47,9 @@ def keep_observed_status(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResp
 class SafeRunner(grpcv1.FunctionRunnerServiceServicer):
     """Runs `core`; on an unexpected error keeps what was composed and says so."""
 
-    def __init__(self, core: Core, name: str, memo: ResponseMemo | None = None) -> None:
+    def __init__(self, core: Core, name: str) -> None:
         self._core = core
         self._name = name
-        # Answers to requests seen before (memo.py), for a core decided by its request alone.
-        self._memo = memo
 
     async def RunFunction(
         self, req: fnv1.RunFunctionRequest, context: grpc.aio.ServicerContext | None = None
@@ -60,17 +57,6 @@ class SafeRunner(grpcv1.FunctionRunnerServiceServicer):
         return self.run(req)
 
     def run(self, req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
-        if self._memo is None:
-            return self._run(req)
-        key = self._memo.key(req)
-        known = self._memo.get(key)
-        if known is not None:
-            return known
-        rsp = self._run(req)
-        self._memo.put(key, rsp)
-        return rsp
-
-    def _run(self, req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
         rsp = response.to(req)
         try:
             self._core(req, rsp)

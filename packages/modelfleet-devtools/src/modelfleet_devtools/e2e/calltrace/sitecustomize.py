@@ -3,12 +3,10 @@
 The end-to-end harness puts this folder on PYTHONPATH of the function processes it starts, and
 names the file in MODELFLEET_E2E_CALL_TRACE; Python imports `sitecustomize` at start-up, so
 every gRPC server the function builds gets an interceptor that appends
-`{"kind", "namespace", "name", "at", "request"}` of the request's XR once the function has
-answered the last call of a reconcile (`request`: a digest of the request's bytes, which
-tells whether Crossplane polled a settled XR with the same request). Crossplane calls a
-function again, with the resources it asked for, until what it asks for is what it was
-given: only that call's answer is applied, so a call whose response asks for nothing the
-request did not carry is the one that counts. The
+`{"kind", "namespace", "name", "at"}` of the request's XR once the function has answered the
+last call of a reconcile. Crossplane calls a function again, with the resources it asked for,
+until what it asks for is what it was given: only that call's answer is applied, so a call
+whose response asks for nothing the request did not carry is the one that counts. The
 function's own code is left as its release shipped it (the previous release's too), so the
 suite can tell which release's processes reconciled an XR. Standard library and grpc only:
 the previous release's environment has nothing else of ours.
@@ -17,7 +15,6 @@ the previous release's environment has nothing else of ours.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import inspect
 import json
 import os
@@ -53,7 +50,6 @@ def _record(request: Any, response: Any) -> None:
             "namespace": metadata["namespace"].string_value if "namespace" in metadata else "",
             "name": metadata["name"].string_value,
             "at": round(time.time(), 3),
-            "request": hashlib.sha256(request.SerializeToString(deterministic=True)).hexdigest(),
         }
         with _lock, open(TRACE or os.devnull, "a") as out:
             out.write(json.dumps(line) + "\n")
