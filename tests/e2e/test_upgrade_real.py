@@ -9,7 +9,8 @@ Configuration (XRDs, Compositions), its functions in place of the previous ones.
 has been answered twice by the current release's functions, and a while after, the cache stays
 Ready on every cluster and serving stays available; afterwards no claim or lasting Object was
 deleted or re-created, no hydration Job ran (no byte downloaded again), and the serving
-Deployments are the same objects with the same pod template (no pod restarted).
+Deployments are the same objects with the same pod template, but for what this release changes
+in every serving pod on purpose (SERVING_CHANGES): the Deployments roll once for that, in place.
 """
 
 from __future__ import annotations
@@ -169,8 +170,7 @@ class Fleet(ServedFleet):
             for d in self.workload(cluster).list(DEPLOYMENTS):
                 serving[f"{cluster}/{d['metadata']['name']}"] = (
                     d["metadata"]["uid"],
-                    d["metadata"]["generation"],
-                    yaml.safe_dump(d["spec"]["template"], sort_keys=True),
+                    yaml.safe_dump(without_serving_changes(d["spec"]["template"]), sort_keys=True),
                 )
         stand_ins = [self.plane.clusters.clusters[c].stand_in for c in CLUSTERS]
         return {
@@ -183,6 +183,32 @@ class Fleet(ServedFleet):
             ),
             "bytes fetched": sum(s.bytes_fetched for s in stand_ins),
         }
+
+
+# What upgrading from the previous release changes in every serving pod, on purpose
+# (docs/modeldeployment.md, "Upgrading"): the name clients send (vLLM's --served-model-name and
+# MODELFLEET_SERVED_MODEL_NAME) and readiness probed on the HTTP endpoint. Nothing else of a
+# pod may change. Empty this once PREVIOUS_RELEASE has them.
+SERVING_CHANGES = {
+    "args": ("--served-model-name",),
+    "env": ("MODELFLEET_SERVED_MODEL_NAME",),
+    "fields": ("readinessProbe",),
+}
+
+
+def without_serving_changes(template: Json) -> Json:
+    """The pod template less what SERVING_CHANGES lets the upgrade change."""
+    template = yaml.safe_load(yaml.safe_dump(template))
+    for container in template["spec"].get("containers") or []:
+        container["args"] = [
+            a for a in container.get("args") or [] if not a.startswith(SERVING_CHANGES["args"])
+        ]
+        container["env"] = [
+            e for e in container.get("env") or [] if e.get("name") not in SERVING_CHANGES["env"]
+        ]
+        for field in SERVING_CHANGES["fields"]:
+            container.pop(field, None)
+    return template
 
 
 class Watch:
