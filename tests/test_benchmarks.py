@@ -164,6 +164,33 @@ def test_the_scale_benchmark_tells_what_staging_added_to_the_idle_fleet():
     assert quiet.per_staging_above_idle_s == 0.0
 
 
+@pytest.mark.parametrize(
+    "given, says",
+    [
+        (["--clusters", "20,100"], "`uv run modelfleet-scale-bench --clusters 20,100`"),
+        (
+            ["--clusters", "20", "--write-docs"],
+            "`uv run modelfleet-scale-bench --clusters 20 --write-docs`",
+        ),
+    ],
+)
+def test_the_scale_benchmark_header_is_the_command_that_ran(given, says):
+    line = scale.header(given, "v2.3.4")
+    assert says in line
+    assert ("--write-docs" in line) == ("--write-docs" in given)
+    assert "--enable-watches" in line  # the provider's configuration, as installed
+
+
+def test_the_scale_benchmark_reports_how_soon_a_completed_job_is_seen():
+    """Median and worst of each cluster's Job completion to its row seen Ready."""
+    row = scale.ScaleRow(
+        20, 20, "v2.3.4", 10, 100, 20, 1, 5, job_to_row_s=[1.0, 2.0, 3.0, 10.0, 4.0]
+    )
+    cells = [c.strip() for c in row.markdown().strip("|").split("|")]
+    assert cells[10] == "3 s / 10 s (5 Jobs)"
+    assert scale.ScaleRow(20, 20, "v2.3.4", 10, 100, 20, 1, 5).job_to_row == "not measured"
+
+
 def test_the_side_by_side_cycle_is_the_fleet_at_steady_state():
     """fleet_vs_upstream.py's cycle, ours, over one more cluster than a shard holds: the
     ModelCache and both of its shards, each request one that changes nothing and is Ready

@@ -134,6 +134,7 @@ def compose_cluster(
     out.ready = connected and hydrator_ready and storage_cond.status and lws_ready and gateway_ready
     # A named ClusterProviderConfig is read, not watched: look again soon until it exists.
     out.recheck_soon = not pc_exists and not connection.kubeconfigSecretRef
+    out.settled = out.ready and not out.recheck_soon
     return out
 
 

@@ -15,6 +15,11 @@ RECHECK_FIRST = timedelta(seconds=5)
 RECHECK_LAST = timedelta(minutes=1)  # the SDK's default TTL: never slower than without this
 # The recheck grows to a tenth of the wait's age: 5 s for its first 50 s, a minute after 10 min.
 RECHECK_SHARE = 10
+# An XR that is Ready and waits on nothing (Outcome.settled): Crossplane runs it again as soon
+# as one of its composed resources changes (realtime compositions), so its TTL only bounds how
+# long a change of what it reads but Crossplane does not watch goes unseen (a named
+# ClusterProviderConfig deleted). The provider's own default poll.
+RECHECK_SETTLED = timedelta(minutes=10)
 
 
 def _times(conditions: Iterable[Any]) -> Iterable[datetime]:

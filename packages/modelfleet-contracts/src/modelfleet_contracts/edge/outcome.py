@@ -13,7 +13,7 @@ from modelfleet_contracts.edge.readiness import mark_composed_readiness
 from modelfleet_contracts.edge.report import report, set_composite_ready
 from modelfleet_contracts.edge.runner import keep_observed_resources, keep_observed_status
 from modelfleet_contracts.outcome import RESOLVING, Outcome
-from modelfleet_contracts.recheck import RECHECK_FIRST, recheck_after
+from modelfleet_contracts.recheck import RECHECK_FIRST, RECHECK_SETTLED, recheck_after
 from modelfleet_contracts.stamps import Stamp
 
 
@@ -58,4 +58,6 @@ def apply_outcome(
         conditions = (observed_xr.get("status") or {}).get("conditions") or []
         ttl = RECHECK_FIRST if changed else recheck_after(conditions, datetime.now(UTC))
         rsp.meta.ttl.FromTimedelta(ttl)
+    elif outcome.settled and outcome.ready and not outcome.keep_everything:
+        rsp.meta.ttl.FromTimedelta(RECHECK_SETTLED)
     mark_composed_readiness(req, rsp)

@@ -16,11 +16,14 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import shlex
 import signal
+import statistics
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +36,7 @@ from .fleet import condition
 from .kube import resource_path
 from .packages import FUNCTIONS
 from .processes import Processes, wait_for
+from .provider_config import recommended_args
 from .stack import RealControlPlane, link_binaries, start_control_plane
 from .workload import RWX_PROVISIONER, create, provider_config_object
 
@@ -62,6 +66,9 @@ SHARDS = resource_path("modelfleet.io/v1alpha1", "modelcacheshards", NAMESPACE)
 # How long the registered fleet is watched doing nothing but its routine polling, before the
 # cache is applied: what the fleet costs anyway, so the cache's own cost can be told from it.
 IDLE_SECONDS = 60
+# How often the cache's rows are read while it stages: when a row is first seen Ready is known
+# to within this (and one GET).
+ROW_POLL_SECONDS = 2
 
 
 def cpu_seconds(processes: Processes, names: tuple[str, ...]) -> float:
@@ -95,6 +102,8 @@ class ScaleRow:
     deleted_s: float | None
     # Control-plane CPU per second while the registered fleet sat idle (its routine polling).
     idle_cpu_per_s: float = 0.0
+    # From each cluster's hydration Job completing to its row seen Ready, in seconds.
+    job_to_row_s: list[float] = field(default_factory=list)
     # Set when the cache did not turn Ready within the limit: how far it got, and why.
     not_ready: str = ""
     # The machine's 15-minute load average when the cache was measured: what else ran.
@@ -113,9 +122,17 @@ class ScaleRow:
     HEADER = (
         "| N | cluster stagings | Crossplane | clusters Ready | idle fleet CPU "
         "| cache: time to Ready | control-plane CPU | per staging | per staging above idle "
-        "| functions CPU | cache deleted | load |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|---|"
+        "| functions CPU | Job complete → its row: median / worst | cache deleted | load |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     )
+
+    @property
+    def job_to_row(self) -> str:
+        if not self.job_to_row_s:
+            return "not measured"
+        median = statistics.median(self.job_to_row_s)
+        worst = max(self.job_to_row_s)
+        return f"{median:.0f} s / {worst:.0f} s ({len(self.job_to_row_s)} Jobs)"
 
     def markdown(self) -> str:
         ready = (
@@ -129,7 +146,7 @@ class ScaleRow:
             f"| {self.clusters_ready_s:.0f} s | {self.idle_cpu_per_s:.2f} s/s | {ready} "
             f"| {self.control_plane_cpu_s:.0f} s | {self.per_staging_s:.2f} s "
             f"| {self.per_staging_above_idle_s:.2f} s "
-            f"| {self.functions_cpu_s:.1f} s | {deleted} | {self.load:.1f} |"
+            f"| {self.functions_cpu_s:.1f} s | {self.job_to_row} | {deleted} | {self.load:.1f} |"
         )
 
 
@@ -212,13 +229,39 @@ def how_far(plane: RealControlPlane, n: int) -> str:
     return f"{ready}/{n} clusters Ready, {len(rows)} rows{why}".replace("|", "/")
 
 
-def cache_ready(plane: RealControlPlane, n: int) -> bool:
+def cache_ready(plane: RealControlPlane, n: int, seen_ready: dict[str, float]) -> bool:
+    """Whether the cache is Ready; notes in `seen_ready` when each cluster's row was first
+    seen Ready (wall-clock seconds)."""
     plane.check_alive()
     cache = plane.client.get(MC_PATH) or {}
+    now = time.time()
     rows = (cache.get("status") or {}).get("clusters") or []
+    for row in rows:
+        if row.get("phase") == "Ready":
+            seen_ready.setdefault(str(row.get("name")), now)
     ready = sum(r.get("phase") == "Ready" for r in rows)
     _say(f"ModelCache: {ready}/{n} clusters Ready ({len(rows)} rows)")
     return ready == n and condition(cache, "Ready").get("status") == "True"
+
+
+def _stamp(value: object) -> float | None:
+    if not isinstance(value, str):
+        return None
+    return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+
+
+def job_to_row_seconds(plane: RealControlPlane, seen_ready: dict[str, float]) -> list[float]:
+    """For each cluster, from its hydration Job's completionTime (set by the kubelet stand-in
+    on the workload API server) to its row first seen Ready in the ModelCache: how soon a Job
+    completing is seen. A cluster's workload namespace is its name (register_clusters)."""
+    fleet = plane.clusters.clusters["fleet"].client
+    delays = []
+    for job in fleet.list(resource_path("batch/v1", "jobs")):
+        cluster = job["metadata"]["namespace"]
+        done = _stamp((job.get("status") or {}).get("completionTime"))
+        if done is not None and cluster in seen_ready:
+            delays.append(max(seen_ready[cluster] - done, 0.0))
+    return delays
 
 
 def nothing_of_the_cache_left(plane: RealControlPlane) -> bool:
@@ -243,9 +286,7 @@ def say_where_cpu_went(what: str, before: dict[str, float], after: dict[str, flo
 
 def measure(n: int, work: Path, crossplane_version: str, limit: float) -> ScaleRow:
     bins = link_binaries(work / "bin")
-    plane = start_control_plane(
-        bins, SHARED_REALCP_DIR, work, crossplane_poll="1m", provider_poll="15s"
-    )
+    plane = start_control_plane(bins, SHARED_REALCP_DIR, work, crossplane_poll="1m")
     try:
         started = time.monotonic()
         register_clusters(plane, n)
@@ -260,8 +301,14 @@ def measure(n: int, work: Path, crossplane_version: str, limit: float) -> ScaleR
         fn_before = cpu_seconds(plane.processes, FUNCTIONS)
         started = time.monotonic()
         plane.apply(model_cache())
+        seen_ready: dict[str, float] = {}
         try:
-            wait_for(lambda: cache_ready(plane, n), what="the cache Ready", timeout=limit, every=10)
+            wait_for(
+                lambda: cache_ready(plane, n, seen_ready),
+                what="the cache Ready",
+                timeout=limit,
+                every=ROW_POLL_SECONDS,
+            )
         except TimeoutError:
             return ScaleRow(
                 n, n, crossplane_version, clusters_ready, time.monotonic() - started,
@@ -273,6 +320,7 @@ def measure(n: int, work: Path, crossplane_version: str, limit: float) -> ScaleR
         say_where_cpu_went("to Ready", each_before, cpu_by_process(plane.processes))
         cp_cpu = cpu_seconds(plane.processes, CONTROL_PLANE) - cp_before
         fn_cpu = cpu_seconds(plane.processes, FUNCTIONS) - fn_before
+        job_to_row = job_to_row_seconds(plane, seen_ready)
         started = time.monotonic()
         plane.client.delete(MC_PATH)
         wait_for(
@@ -283,7 +331,8 @@ def measure(n: int, work: Path, crossplane_version: str, limit: float) -> ScaleR
         )
         deleted = time.monotonic() - started
         return ScaleRow(
-            n, n, crossplane_version, clusters_ready, ready, cp_cpu, fn_cpu, deleted, idle
+            n, n, crossplane_version, clusters_ready, ready, cp_cpu, fn_cpu, deleted, idle,
+            job_to_row,
         )  # fmt: skip
     finally:
         plane.stop()
@@ -295,6 +344,18 @@ def crossplane_version() -> str:
         capture_output=True, text=True, timeout=30, check=True,
     )  # fmt: skip
     return out.stdout.strip()
+
+
+def header(given: list[str], version: str) -> str:
+    """The line above the table: the command exactly as given, where, and what ran."""
+    command = shlex.join(["uv", "run", "modelfleet-scale-bench", *given])
+    return (
+        f"Produced by `{command}` "
+        f"on {time.strftime('%Y-%m-%d')}, {platform.machine()}, {os.cpu_count()} cores, "
+        f"load average {os.getloadavg()[0]:.1f} at the start; Crossplane {version}; "
+        f"provider-kubernetes {' '.join(recommended_args())} "
+        "(docs/install/provider-kubernetes.yaml)."
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -309,19 +370,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--limit-minutes", type=float, default=60, help="give up on a cache not Ready by then"
     )
-    args = parser.parse_args(argv)
+    given = sys.argv[1:] if argv is None else argv
+    args = parser.parse_args(given)
     # Stopped with SIGTERM, still stop every process it started (atexit runs on SystemExit).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     sizes = [int(s) for s in args.clusters.split(",") if s.strip()]
     version = crossplane_version()
-    lines = [
-        f"Produced by `uv run modelfleet-scale-bench --clusters {args.clusters} "
-        f"--limit-minutes {args.limit_minutes:g} --write-docs` "
-        f"on {time.strftime('%Y-%m-%d')}, {platform.machine()}, {os.cpu_count()} cores, "
-        f"load average {os.getloadavg()[0]:.1f} at the start; Crossplane {version}.",
-        "",
-        ScaleRow.HEADER,
-    ]
+    lines = [header(given, version), "", ScaleRow.HEADER]
     print("\n".join(lines), flush=True)
     for n in sizes:
         row = measure(n, args.work / f"n{n}", version, args.limit_minutes * 60)
