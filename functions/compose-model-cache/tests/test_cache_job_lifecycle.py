@@ -145,6 +145,15 @@ def test_the_jobs_object_through_its_life(cluster, state, before, expected, phas
     assert (rsp.meta.ttl.ToTimedelta() < DEFAULT_TTL) == soon
 
 
+def test_the_claim_and_the_job_are_watched_so_their_changes_are_seen_at_once():
+    """A claim binding and a Job completing reach the cache's row as they happen
+    (provider-kubernetes watches them), not at its next poll (rare, by design)."""
+    observed = {CLAIM: bound(COMPOSED[CLAIM]), JOB: complete(COMPOSED[JOB])}
+    finished = desired_resources(reconcile(model_cache(), [US], observed))[JOB]
+    for obj in (COMPOSED[CLAIM], COMPOSED[JOB], finished):
+        assert obj["spec"]["watch"] is True, manifest_of(obj)["kind"]
+
+
 def test_a_running_job_runs_under_the_hydrator_account_with_a_ttl():
     job = manifest_of(COMPOSED[JOB])
     assert job["spec"]["ttlSecondsAfterFinished"] == 3600
