@@ -200,3 +200,16 @@ def test_the_side_by_side_cycle_is_the_fleet_at_steady_state():
     assert sorted(name for name, _ in cycle) == ["cache", "shard-0", "shard-1"]
     for _, req in cycle:
         assert upstream.RUNNER.run(req).desired.composite.ready == fnv1.READY_TRUE
+
+
+def test_the_scale_benchmark_says_how_soon_a_lost_connection_is_seen():
+    """Median and worst of the broken clusters' Connected=False; one never seen counts as
+    later than the limit, and a size where nothing was broken says so."""
+    row = scale.ScaleRow(300, 300, "v2.3.4", 10, 100, 20, 1, 5, connection_lost_s=[4.0, 9.0, 6.0])
+    assert row.connection_lost == "6 s / 9 s (3 clusters)"
+    late = scale.ScaleRow(300, 300, "v2.3.4", 10, 100, 20, 1, 5, connection_lost_s=[4.0, None])
+    assert (
+        late.connection_lost
+        == f"over the limit / over {scale.CONNECTION_LIMIT_SECONDS} s (2 clusters)"
+    )
+    assert scale.ScaleRow(20, 20, "v2.3.4", 10, 100, 20, 1, 5).connection_lost == "not measured"
