@@ -18,7 +18,7 @@ from modelfleet_devtools.docs_sections import (
     section_body,
     section_names,
 )
-from modelfleet_devtools.e2e import scale
+from modelfleet_devtools.e2e import scale, scale_changes
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted(ROOT.glob("functions/*/benchmarks/bench_*.py"))
@@ -202,14 +202,30 @@ def test_the_side_by_side_cycle_is_the_fleet_at_steady_state():
         assert upstream.RUNNER.run(req).desired.composite.ready == fnv1.READY_TRUE
 
 
-def test_the_scale_benchmark_says_how_soon_a_lost_connection_is_seen():
-    """Median and worst of the broken clusters' Connected=False; one never seen counts as
-    later than the limit, and a size where nothing was broken says so."""
-    row = scale.ScaleRow(300, 300, "v2.3.4", 10, 100, 20, 1, 5, connection_lost_s=[4.0, 9.0, 6.0])
-    assert row.connection_lost == "6 s / 9 s (3 clusters)"
-    late = scale.ScaleRow(300, 300, "v2.3.4", 10, 100, 20, 1, 5, connection_lost_s=[4.0, None])
-    assert (
-        late.connection_lost
-        == f"over the limit / over {scale.CONNECTION_LIMIT_SECONDS} s (2 clusters)"
-    )
-    assert scale.ScaleRow(20, 20, "v2.3.4", 10, 100, 20, 1, 5).connection_lost == "not measured"
+LIMIT = scale_changes.LIMIT_SECONDS
+
+
+@pytest.mark.parametrize(
+    "seconds, median, worst",
+    [
+        ([4.0, 9.0, 6.0], "6 s", "9 s"),
+        ([4.0, 9.0, None], "9 s", f"over {LIMIT} s"),
+        (
+            [None, None, 3.0],
+            f"over {scale_changes.LIMIT_SECONDS} s",
+            f"over {scale_changes.LIMIT_SECONDS} s",
+        ),
+    ],
+)
+def test_a_change_not_seen_counts_as_later_than_the_limit(seconds, median, worst):
+    row = scale_changes.ChangeSeen(300, "connection lost", seconds)
+    cells = [c.strip() for c in row.markdown().strip("|").split("|")]
+    assert len(cells) == scale_changes.ChangeSeen.HEADER.splitlines()[0].count("|") - 1
+    assert cells[2:] == [str(len(seconds)), median, worst]
+
+
+def test_changes_are_probed_on_clusters_spread_over_the_fleet():
+    assert scale_changes.probed_clusters(300) == [
+        "bench-0000", "bench-0060", "bench-0120", "bench-0180", "bench-0240"
+    ]  # fmt: skip
+    assert scale_changes.probed_clusters(3) == ["bench-0000", "bench-0001", "bench-0002"]

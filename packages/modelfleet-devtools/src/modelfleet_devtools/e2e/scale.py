@@ -14,7 +14,6 @@ on either side. It prints one markdown table row per N.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import platform
 import shlex
@@ -38,6 +37,7 @@ from .kube import resource_path
 from .packages import FUNCTIONS
 from .processes import Processes, wait_for
 from .provider_config import recommended_args
+from .scale_changes import ChangeSeen, changes_seen
 from .stack import RealControlPlane, link_binaries, start_control_plane
 from .workload import RWX_PROVISIONER, create, provider_config_object
 
@@ -70,12 +70,6 @@ IDLE_SECONDS = 60
 # How often the cache's rows are read while it stages: when a row is first seen Ready is known
 # to within this (and one GET).
 ROW_POLL_SECONDS = 2
-# Clusters whose connection the benchmark breaks (at the sizes `--connections-at` names), and
-# how long it waits for each InferenceCluster to say so.
-CONNECTIONS_BROKEN = 5
-CONNECTION_LIMIT_SECONDS = 900
-UNREACHABLE_SECRET = "unreachable-kubeconfig"
-PROVIDER_CONFIGS = resource_path("kubernetes.m.crossplane.io/v1alpha1", "clusterproviderconfigs")
 
 
 def cpu_seconds(processes: Processes, names: tuple[str, ...]) -> float:
@@ -111,10 +105,8 @@ class ScaleRow:
     idle_cpu_per_s: float = 0.0
     # From each cluster's hydration Job completing to its row seen Ready, in seconds.
     job_to_row_s: list[float] = field(default_factory=list)
-    # From a cluster's connection breaking to its InferenceCluster's Connected=False, in
-    # seconds, for the clusters broken (None: not seen within CONNECTION_LIMIT_SECONDS); empty
-    # when not measured at this N.
-    connection_lost_s: list[float | None] = field(default_factory=list)
+    # How soon changes on a cluster are seen once the fleet is at rest (at `--changes-at`).
+    changes: list[ChangeSeen] = field(default_factory=list)
     # Set when the cache did not turn Ready within the limit: how far it got, and why.
     not_ready: str = ""
     # The machine's 15-minute load average when the cache was measured: what else ran.
@@ -133,25 +125,10 @@ class ScaleRow:
     HEADER = (
         "| N | cluster stagings | Crossplane | clusters Ready | idle fleet CPU "
         "| cache: time to Ready | control-plane CPU | per staging | per staging above idle "
-        "| functions CPU | Job complete → its row: median / worst | cache deleted "
-        "| connection lost → Connected=False: median / worst | load |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        "| functions CPU | while staging, Job complete → its row: median / worst "
+        "| cache deleted | load |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     )
-
-    @property
-    def connection_lost(self) -> str:
-        if not self.connection_lost_s:
-            return "not measured"
-        seen = sorted(d for d in self.connection_lost_s if d is not None)
-        unseen = len(self.connection_lost_s) - len(seen)
-        if not seen:
-            return f"none of {unseen} seen within {CONNECTION_LIMIT_SECONDS} s"
-        median = statistics.median(
-            [*seen, *[float("inf")] * unseen]
-        )  # an unseen one is later than any seen
-        median_text = "over the limit" if median == float("inf") else f"{median:.0f} s"
-        worst = f"over {CONNECTION_LIMIT_SECONDS} s" if unseen else f"{seen[-1]:.0f} s"
-        return f"{median_text} / {worst} ({len(self.connection_lost_s)} clusters)"
 
     @property
     def job_to_row(self) -> str:
@@ -174,7 +151,7 @@ class ScaleRow:
             f"| {self.control_plane_cpu_s:.0f} s | {self.per_staging_s:.2f} s "
             f"| {self.per_staging_above_idle_s:.2f} s "
             f"| {self.functions_cpu_s:.1f} s | {self.job_to_row} | {deleted} "
-            f"| {self.connection_lost} | {self.load:.1f} |"
+            f"| {self.load:.1f} |"
         )
 
 
@@ -292,68 +269,6 @@ def job_to_row_seconds(plane: RealControlPlane, seen_ready: dict[str, float]) ->
     return delays
 
 
-def unreachable_kubeconfig() -> str:
-    """A kubeconfig for an API server that is not there (a closed loopback port)."""
-    return yaml.safe_dump(
-        {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [
-                {
-                    "name": "gone",
-                    "cluster": {"server": "https://127.0.0.1:9", "insecure-skip-tls-verify": True},
-                }
-            ],
-            "users": [{"name": "gone", "user": {"token": "none"}}],
-            "contexts": [{"name": "gone", "context": {"cluster": "gone", "user": "gone"}}],
-            "current-context": "gone",
-        }
-    )
-
-
-def connection_lost_seconds(plane: RealControlPlane, n: int) -> list[float | None]:
-    """Break the connection of CONNECTIONS_BROKEN clusters spread over the fleet (their
-    ClusterProviderConfig now reads a kubeconfig for an API server that is not there) and
-    time, for each, how soon its InferenceCluster's Connected turns False (None: not within
-    CONNECTION_LIMIT_SECONDS). The InferenceClusters are read every ROW_POLL_SECONDS."""
-    secret: dict[str, object] = {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": {"name": UNREACHABLE_SECRET, "namespace": CROSSPLANE_NAMESPACE},
-        "stringData": {"kubeconfig": unreachable_kubeconfig()},
-    }
-    plane.apply(secret)
-    step = max(n // CONNECTIONS_BROKEN, 1)
-    broken = [f"bench-{i:04d}" for i in range(0, n, step)][:CONNECTIONS_BROKEN]
-    started: dict[str, float] = {}
-    for name in broken:
-        plane.client.merge_patch(
-            f"{PROVIDER_CONFIGS}/{name}",
-            {"spec": {"credentials": {"secretRef": {"name": UNREACHABLE_SECRET}}}},
-        )
-        started[name] = time.time()
-    seen: dict[str, float] = {}
-
-    def all_seen() -> bool:
-        plane.check_alive()
-        now = time.time()
-        for ic in plane.client.list(IC_PATH):
-            name = ic["metadata"]["name"]
-            if name in started and condition(ic, "Connected").get("status") == "False":
-                seen.setdefault(name, now - started[name])
-        _say(f"connection lost: {len(seen)}/{len(broken)} InferenceClusters say so")
-        return len(seen) == len(broken)
-
-    with contextlib.suppress(TimeoutError):
-        wait_for(
-            all_seen,
-            what="lost connections seen",
-            timeout=CONNECTION_LIMIT_SECONDS,
-            every=ROW_POLL_SECONDS,
-        )
-    return [seen.get(name) for name in broken]
-
-
 def nothing_of_the_cache_left(plane: RealControlPlane) -> bool:
     fleet = plane.clusters.clusters["fleet"].client
     objects = len(plane.client.list(OBJECTS, labelSelector="modelfleet.io/modelcache"))
@@ -375,7 +290,7 @@ def say_where_cpu_went(what: str, before: dict[str, float], after: dict[str, flo
 
 
 def measure(
-    n: int, work: Path, crossplane_version: str, limit: float, *, connections: bool = False
+    n: int, work: Path, crossplane_version: str, limit: float, *, changes: bool = False
 ) -> ScaleRow:
     bins = link_binaries(work / "bin")
     plane = start_control_plane(bins, SHARED_REALCP_DIR, work, crossplane_poll="1m")
@@ -422,10 +337,10 @@ def measure(
             every=10,
         )
         deleted = time.monotonic() - started
-        lost = connection_lost_seconds(plane, n) if connections else []
+        seen = changes_seen(plane, n, NAMESPACE) if changes else []
         return ScaleRow(
             n, n, crossplane_version, clusters_ready, ready, cp_cpu, fn_cpu, deleted, idle,
-            job_to_row, lost,
+            job_to_row, seen,
         )  # fmt: skip
     finally:
         plane.stop()
@@ -464,28 +379,33 @@ def main(argv: list[str] | None = None) -> int:
         "--limit-minutes", type=float, default=60, help="give up on a cache not Ready by then"
     )
     parser.add_argument(
-        "--connections-at",
+        "--changes-at",
         default="300",
-        help="fleet sizes at which to break clusters' connections and time Connected=False",
+        help="fleet sizes at which to time how soon changes on a cluster are seen, at rest",
     )
     given = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(given)
     # Stopped with SIGTERM, still stop every process it started (atexit runs on SystemExit).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     sizes = [int(s) for s in args.clusters.split(",") if s.strip()]
-    connections_at = {int(s) for s in args.connections_at.split(",") if s.strip()}
+    changes_at = {int(s) for s in args.changes_at.split(",") if s.strip()}
     version = crossplane_version()
     lines = [header(given, version), "", ScaleRow.HEADER]
+    changes: list[str] = []
     print("\n".join(lines), flush=True)
     for n in sizes:
         row = measure(
             n, args.work / f"n{n}", version, args.limit_minutes * 60,
-            connections=n in connections_at,
+            changes=n in changes_at,
         )  # fmt: skip
         lines.append(row.markdown())
         print(lines[-1], flush=True)
+        changes += [c.markdown() for c in row.changes]
+        for line in changes:
+            print(line, flush=True)
         if args.write_docs:  # after every row: a long run stopped later keeps what it measured
-            write_sections(BENCHMARKS_DOC, {SECTION: "\n".join(lines)})
+            table = lines + (["", ChangeSeen.HEADER, *changes] if changes else [])
+            write_sections(BENCHMARKS_DOC, {SECTION: "\n".join(table)})
     return 0
 
 
