@@ -229,3 +229,23 @@ def test_changes_are_probed_on_clusters_spread_over_the_fleet():
         "bench-0000", "bench-0060", "bench-0120", "bench-0180", "bench-0240"
     ]  # fmt: skip
     assert scale_changes.probed_clusters(3) == ["bench-0000", "bench-0001", "bench-0002"]
+
+
+def test_the_scale_benchmark_prints_a_row_per_size_and_the_changes_where_measured(
+    monkeypatch, capsys
+):
+    def measure(n, work, version, limit, *, changes=None):
+        row = scale.ScaleRow(n, n, version, 10, 100, 20, 1, 5)
+        if changes is not None:
+            changes(row)  # the row is out before the changes are measured
+            row.changes = [scale_changes.ChangeSeen(n, "connection lost", [5.0])]
+        return row
+
+    monkeypatch.setattr(scale, "measure", measure)
+    monkeypatch.setattr(scale, "crossplane_version", lambda: "v2.3.4")
+    assert scale.main(["--clusters", "20,300", "--changes-at", "300"]) == 0
+    out = capsys.readouterr().out
+    assert "`uv run modelfleet-scale-bench --clusters 20,300 --changes-at 300`" in out
+    final = out[out.rindex(scale.ScaleRow.HEADER) :]
+    assert [line.split("|")[1].strip() for line in final.splitlines()[2:4]] == ["20", "300"]
+    assert "| 300 | connection lost | 1 | 5 s | 5 s |" in final

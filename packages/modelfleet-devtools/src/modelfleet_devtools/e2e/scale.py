@@ -22,6 +22,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -290,8 +291,15 @@ def say_where_cpu_went(what: str, before: dict[str, float], after: dict[str, flo
 
 
 def measure(
-    n: int, work: Path, crossplane_version: str, limit: float, *, changes: bool = False
+    n: int,
+    work: Path,
+    crossplane_version: str,
+    limit: float,
+    *,
+    changes: Callable[[ScaleRow], None] | None = None,
 ) -> ScaleRow:
+    """One fleet size's row. With `changes`, the row is handed to it as soon as it is
+    measured, then how soon changes are seen on the fleet at rest is measured into it."""
     bins = link_binaries(work / "bin")
     plane = start_control_plane(bins, SHARED_REALCP_DIR, work, crossplane_poll="1m")
     try:
@@ -337,11 +345,14 @@ def measure(
             every=10,
         )
         deleted = time.monotonic() - started
-        seen = changes_seen(plane, n, NAMESPACE) if changes else []
-        return ScaleRow(
+        row = ScaleRow(
             n, n, crossplane_version, clusters_ready, ready, cp_cpu, fn_cpu, deleted, idle,
-            job_to_row, seen,
+            job_to_row,
         )  # fmt: skip
+        if changes is not None:
+            changes(row)
+            row.changes = changes_seen(plane, n, NAMESPACE)
+        return row
     finally:
         plane.stop()
 
@@ -391,21 +402,27 @@ def main(argv: list[str] | None = None) -> int:
     changes_at = {int(s) for s in args.changes_at.split(",") if s.strip()}
     version = crossplane_version()
     lines = [header(given, version), "", ScaleRow.HEADER]
-    changes: list[str] = []
     print("\n".join(lines), flush=True)
+
+    def report(row: ScaleRow, *, final: bool = True) -> None:
+        table = [*lines, row.markdown()]
+        changes = [c.markdown() for r in [*rows, row] for c in r.changes]
+        if changes:
+            table += ["", ChangeSeen.HEADER, *changes]
+        print("\n".join(table[2:]), flush=True)
+        if final:
+            rows.append(row)
+            lines.append(row.markdown())
+        if args.write_docs:  # after every row: a long run stopped later keeps what it measured
+            write_sections(BENCHMARKS_DOC, {SECTION: "\n".join(table)})
+
+    rows: list[ScaleRow] = []
     for n in sizes:
         row = measure(
             n, args.work / f"n{n}", version, args.limit_minutes * 60,
-            changes=n in changes_at,
+            changes=(lambda r: report(r, final=False)) if n in changes_at else None,
         )  # fmt: skip
-        lines.append(row.markdown())
-        print(lines[-1], flush=True)
-        changes += [c.markdown() for c in row.changes]
-        for line in changes:
-            print(line, flush=True)
-        if args.write_docs:  # after every row: a long run stopped later keeps what it measured
-            table = lines + (["", ChangeSeen.HEADER, *changes] if changes else [])
-            write_sections(BENCHMARKS_DOC, {SECTION: "\n".join(table)})
+        report(row)
     return 0
 
 
