@@ -249,3 +249,12 @@ def test_the_scale_benchmark_prints_a_row_per_size_and_the_changes_where_measure
     final = out[out.rindex(scale.ScaleRow.HEADER) :]
     assert [line.split("|")[1].strip() for line in final.splitlines()[2:4]] == ["20", "300"]
     assert "| 300 | connection lost | 1 | 5 s | 5 s |" in final
+
+
+def test_the_scale_benchmark_connects_probed_clusters_alone_and_the_rest_through_few_configs():
+    names = [f"bench-{i:04d}" for i in range(300)]
+    probed = set(scale_changes.probed_clusters(300))
+    connects = [scale.provider_config_of(i, n, probed) for i, n in enumerate(names)]
+    assert all(connects[names.index(p)] == p for p in probed)  # broken one at a time
+    shared = set(connects) - probed
+    assert len(shared) == scale.PROVIDER_CONFIG_GROUPS

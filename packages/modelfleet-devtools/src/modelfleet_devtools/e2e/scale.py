@@ -2,13 +2,14 @@
 
 `modelfleet-scale-bench --clusters 20,100,300,1000` starts a fresh control plane for each N
 (Crossplane core, provider-kubernetes, the four functions, as the e2e suite does), registers N
-InferenceClusters that all reach one workload API server, each through its own
-ClusterProviderConfig and workload namespace (as the issue's measurements did), waits for
+InferenceClusters that all reach one workload API server, each in its own workload namespace
+and through one of a few shared ClusterProviderConfigs (provider_config_of), waits for
 them, watches the idle fleet's CPU for a minute (what its routine polling costs anyway), then
 applies one ModelCache matching all N and measures, from `kubectl apply` to Ready:
 wall time, the CPU the control plane spent (kube-apiserver + etcd + Crossplane + provider) and
 the CPU the functions spent. Then it deletes the cache and measures until nothing of it is left
-on either side. It prints one markdown table row per N.
+on either side. It prints one markdown table row per N; at `--changes-at` sizes, how soon
+changes on a cluster are seen on the fleet at rest (scale_changes.py).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from .kube import resource_path
 from .packages import FUNCTIONS
 from .processes import Processes, wait_for
 from .provider_config import recommended_args
-from .scale_changes import ChangeSeen, changes_seen
+from .scale_changes import ChangeSeen, changes_seen, probed_clusters
 from .stack import RealControlPlane, link_binaries, start_control_plane
 from .workload import RWX_PROVISIONER, create, provider_config_object
 
@@ -54,6 +55,8 @@ CONTROL_PLANE = (
     "crossplane",
     "provider-kubernetes",
 )
+# How many ClusterProviderConfigs the clusters not probed share (provider_config_of).
+PROVIDER_CONFIG_GROUPS = 10
 # Objects per `kubectl apply`, and how long one may take: an API server busy with a large
 # fleet answers slowly, and a chunk of 100 once took over two minutes.
 CHUNK = 25
@@ -168,8 +171,22 @@ def _say(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
+def provider_config_of(index: int, name: str, probed: set[str]) -> str:
+    """The ClusterProviderConfig the cluster `name` (the `index`th) connects through: its own
+    for a probed cluster (scale_changes breaks it alone), else one of PROVIDER_CONFIG_GROUPS.
+
+    Shared because of how provider-kubernetes watches: each provider config gets its own
+    informer per watched kind, listing that kind on the whole API server it reaches. On a real
+    fleet that is the cluster's own claims and Jobs; here every cluster is a namespace of one
+    API server, so N provider configs would each hold all N clusters' objects (N² in all; at
+    N = 100 the provider held 1 GB), a cost no real fleet has. Through a few shared configs the
+    benchmark's watches hold what a real fleet's would, a few times over."""
+    return name if name in probed else f"bench-group-{index % PROVIDER_CONFIG_GROUPS}"
+
+
 def register_clusters(plane: RealControlPlane, n: int) -> None:
-    """N InferenceClusters on one workload API server, each through its own provider config."""
+    """N InferenceClusters on one workload API server, each in its own workload namespace,
+    connected through a few shared provider configs (provider_config_of)."""
     fleet = plane.clusters.start("fleet")
     create(
         fleet.client,
@@ -184,14 +201,16 @@ def register_clusters(plane: RealControlPlane, n: int) -> None:
     secret = "fleet-kubeconfig"
     plane.clusters.kubeconfig_secret(fleet, CROSSPLANE_NAMESPACE, secret, "kubeconfig")
     names = [f"bench-{i:04d}" for i in range(n)]
-    configs = [provider_config_object(name, secret) for name in names]
+    probed = set(probed_clusters(n))
+    connects = {name: provider_config_of(i, name, probed) for i, name in enumerate(names)}
+    configs = [provider_config_object(pc, secret) for pc in sorted(set(connects.values()))]
     clusters = [
         {
             "apiVersion": "modelfleet.io/v1alpha1",
             "kind": "InferenceCluster",
             "metadata": {"name": name, "labels": LABEL},
             "spec": {
-                "connection": {"providerConfigName": name},
+                "connection": {"providerConfigName": connects[name]},
                 "workloadNamespace": name,  # one API server: a namespace per cluster
                 "storage": {"storageClassName": STORAGE_CLASS},
             },
