@@ -234,7 +234,7 @@ def test_changes_are_probed_on_clusters_spread_over_the_fleet():
 def test_the_scale_benchmark_prints_a_row_per_size_and_the_changes_where_measured(
     monkeypatch, capsys
 ):
-    def measure(n, work, version, limit, *, changes=None):
+    def measure(n, work, version, limit, *, changes=None, connection_limit=0):
         row = scale.ScaleRow(n, n, version, 10, 100, 20, 1, 5)
         if changes is not None:
             changes(row)  # the row is out before the changes are measured
@@ -258,3 +258,8 @@ def test_the_scale_benchmark_connects_probed_clusters_alone_and_the_rest_through
     assert all(connects[names.index(p)] == p for p in probed)  # broken one at a time
     shared = set(connects) - probed
     assert len(shared) == scale.PROVIDER_CONFIG_GROUPS
+
+
+def test_a_change_waited_for_a_shorter_limit_says_that_limit():
+    row = scale_changes.ChangeSeen(300, "connection lost", [None], limit=120)
+    assert row.markdown().endswith("| 1 | over 120 s | over 120 s |")

@@ -39,7 +39,7 @@ from .kube import resource_path
 from .packages import FUNCTIONS
 from .processes import Processes, wait_for
 from .provider_config import recommended_args
-from .scale_changes import ChangeSeen, changes_seen, probed_clusters
+from .scale_changes import LIMIT_SECONDS, ChangeSeen, changes_seen, probed_clusters
 from .stack import RealControlPlane, link_binaries, start_control_plane
 from .workload import RWX_PROVISIONER, create, provider_config_object
 
@@ -316,6 +316,7 @@ def measure(
     limit: float,
     *,
     changes: Callable[[ScaleRow], None] | None = None,
+    connection_limit: float = LIMIT_SECONDS,
 ) -> ScaleRow:
     """One fleet size's row. With `changes`, the row is handed to it as soon as it is
     measured, then how soon changes are seen on the fleet at rest is measured into it."""
@@ -370,7 +371,7 @@ def measure(
         )  # fmt: skip
         if changes is not None:
             changes(row)
-            row.changes = changes_seen(plane, n, NAMESPACE)
+            row.changes = changes_seen(plane, n, NAMESPACE, connection_limit)
         return row
     finally:
         plane.stop()
@@ -413,6 +414,12 @@ def main(argv: list[str] | None = None) -> int:
         default="300",
         help="fleet sizes at which to time how soon changes on a cluster are seen, at rest",
     )
+    parser.add_argument(
+        "--connection-limit-seconds",
+        type=float,
+        default=LIMIT_SECONDS,
+        help="how long to wait for a lost connection to show on its InferenceCluster",
+    )
     given = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(given)
     # Stopped with SIGTERM, still stop every process it started (atexit runs on SystemExit).
@@ -440,6 +447,7 @@ def main(argv: list[str] | None = None) -> int:
         row = measure(
             n, args.work / f"n{n}", version, args.limit_minutes * 60,
             changes=(lambda r: report(r, final=False)) if n in changes_at else None,
+            connection_limit=args.connection_limit_seconds,
         )  # fmt: skip
         report(row)
     return 0

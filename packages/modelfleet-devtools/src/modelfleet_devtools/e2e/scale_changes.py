@@ -47,11 +47,12 @@ PROVIDER_CONFIGS = resource_path("kubernetes.m.crossplane.io/v1alpha1", "cluster
 @dataclass
 class ChangeSeen:
     """One kind of change at one fleet size: seconds until seen, per probed cluster (None:
-    not seen within LIMIT_SECONDS)."""
+    not seen within `limit`)."""
 
     clusters: int
     what: str
     seconds: list[float | None]
+    limit: float = LIMIT_SECONDS
 
     HEADER = (
         "| N | change on a cluster → where it shows | clusters | median | worst |\n"
@@ -63,7 +64,7 @@ class ChangeSeen:
         times = [float("inf") if s is None else s for s in self.seconds]
 
         def text(value: float) -> str:
-            return f"over {LIMIT_SECONDS} s" if value == float("inf") else f"{value:.0f} s"
+            return f"over {self.limit:.0f} s" if value == float("inf") else f"{value:.0f} s"
 
         median = text(statistics.median(times)) if times else "none"
         worst = text(max(times)) if times else "none"
@@ -85,9 +86,9 @@ def _stamp(value: object) -> float | None:
     return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
 
 
-def _wait(probe: Callable[[], bool], what: str) -> None:
+def _wait(probe: Callable[[], bool], what: str, limit: float) -> None:
     with contextlib.suppress(TimeoutError):
-        wait_for(probe, what=what, timeout=LIMIT_SECONDS, every=POLL_SECONDS)
+        wait_for(probe, what=what, timeout=limit, every=POLL_SECONDS)
 
 
 def job_complete_to_row(plane: RealControlPlane, n: int, namespace: str) -> ChangeSeen:
@@ -120,7 +121,7 @@ def job_complete_to_row(plane: RealControlPlane, n: int, namespace: str) -> Chan
         _say(f"probe cache: {len(seen_ready)}/{len(clusters)} rows Ready")
         return len(seen_ready) == len(clusters)
 
-    _wait(all_rows_ready, "the probe cache's rows Ready")
+    _wait(all_rows_ready, "the probe cache's rows Ready", LIMIT_SECONDS)
     fleet = plane.clusters.clusters["fleet"].client
     done: dict[str, float] = {}
     for job in fleet.list(
@@ -152,7 +153,9 @@ def _unreachable_kubeconfig() -> str:
     )
 
 
-def connection_lost_to_condition(plane: RealControlPlane, n: int) -> ChangeSeen:
+def connection_lost_to_condition(
+    plane: RealControlPlane, n: int, limit: float = LIMIT_SECONDS
+) -> ChangeSeen:
     secret: dict[str, object] = {
         "apiVersion": "v1",
         "kind": "Secret",
@@ -180,13 +183,19 @@ def connection_lost_to_condition(plane: RealControlPlane, n: int) -> ChangeSeen:
         _say(f"connection lost: {len(seen)}/{len(clusters)} InferenceClusters say so")
         return len(seen) == len(clusters)
 
-    _wait(all_seen, "lost connections seen")
+    _wait(all_seen, "lost connections seen", limit)
     return ChangeSeen(
         n, "connection lost → the InferenceCluster's `Connected=False`",
-        [seen.get(name) for name in clusters],
+        [seen.get(name) for name in clusters], limit,
     )  # fmt: skip
 
 
-def changes_seen(plane: RealControlPlane, n: int, namespace: str) -> list[ChangeSeen]:
-    """Both changes, in turn, on the fleet at rest (the connection last: it breaks clusters)."""
-    return [job_complete_to_row(plane, n, namespace), connection_lost_to_condition(plane, n)]
+def changes_seen(
+    plane: RealControlPlane, n: int, namespace: str, connection_limit: float = LIMIT_SECONDS
+) -> list[ChangeSeen]:
+    """Both changes, in turn, on the fleet at rest (the connection last: it breaks clusters);
+    a lost connection is waited for `connection_limit` seconds."""
+    return [
+        job_complete_to_row(plane, n, namespace),
+        connection_lost_to_condition(plane, n, connection_limit),
+    ]
