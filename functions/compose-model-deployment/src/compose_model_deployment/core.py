@@ -2,6 +2,10 @@
 
 Inputs that are unresolved or missing hold the placement as it is (the observed
 ModelReplicas are kept) and say why; they never remove a replica.
+
+With each ModelReplica it composes or keeps, the deployment composes the Crossplane Usages
+`by` that replica of its ModelCache and of its InferenceCluster (usage.py), so neither can be
+deleted from under the replica; a replica dropped takes its Usages with it.
 """
 
 import re
@@ -46,6 +50,7 @@ from compose_model_deployment.healing import (
 )
 from compose_model_deployment.placement import place
 from compose_model_deployment.status import deployment_status
+from compose_model_deployment.usage import replica_usages
 
 _PLAIN_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 # Conditions that only change when something this deployment reads (not composes) changes.
@@ -120,11 +125,13 @@ def compose_deployment(
     replicas: list[PlacedReplica] | None,
     mine: dict[str, PlacedReplica],
     now: datetime,
+    observed_usages: frozenset[str] = frozenset(),
 ) -> Outcome:
     """`clusters`, `cache`, `replicas`: what Crossplane resolved for the requirements (None:
     not yet); `replicas` are every ModelReplica of the fleet, this deployment's included.
     `mine`: the ModelReplicas this deployment composed, as observed, by resource name.
-    `now`: the time to measure how long the XR's conditions have said what they say."""
+    `now`: the time to measure how long the XR's conditions have said what they say.
+    `observed_usages`: the names of the Usages this deployment composed, as observed."""
     spec = parse_spec(ModelDeploymentSpec, mapping_at(xr, "spec"), spec_problem)
     if isinstance(spec, InvalidSpec):
         return Outcome.held(Status.false("Scheduled", "InvalidSpec", spec.message))
@@ -248,9 +255,13 @@ def compose_deployment(
 
     served = served_name(spec, staged)
     out = Outcome()
+    # The ModelReplicas composed or kept: (their name, their cluster), for their Usages.
+    composed: dict[str, tuple[str, str]] = {}
     for cluster, count in sorted(placement.items()):
         evaluation = evaluations.get(cluster)
         key = replica_key(cluster)
+        if isinstance(evaluation, Candidate) or key in mine:
+            composed[key] = (remote_name(name, cluster), cluster)
         if isinstance(evaluation, Candidate):
             # Named while the move is under way, and in the response that ends it (so the
             # deletion of the old replica reads as the move it is).
@@ -264,6 +275,19 @@ def compose_deployment(
             out.kept.append(key)
             out.kept_changes[key] = {("spec", "replicas"): count}
     out.kept.extend(replica_key(c) for c in leaving if replica_key(c) in mine)
+    composed.update(
+        {replica_key(c): (remote_name(name, c), c) for c in leaving if replica_key(c) in mine}
+    )
+    usages, kept_usages = replica_usages(
+        deployment=name,
+        namespace=namespace,
+        replicas=composed,
+        cache=cache_name if staged is not None else None,
+        clusters={c.name for c in clusters},
+        observed=set(observed_usages),
+    )
+    out.desired.update(usages)
+    out.kept.extend(kept_usages)
 
     previous_health = previous_condition(xr, HEALTH)
     moves = {**leaving, **gone}
