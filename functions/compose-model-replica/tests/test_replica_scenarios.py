@@ -186,13 +186,14 @@ NO_USAGE_CASES = [
     ("spec", "cluster", "cache", "workload_running", "held"),
     [pytest.param(*case[1:], id=case[0]) for case in NO_USAGE_CASES],
 )
-def test_the_replica_composes_no_usage_and_lets_earlier_ones_go(
+def test_the_replica_composes_no_usage_and_retires_earlier_ones(
     spec, cluster, cache, workload_running, held
 ):
     """Its ModelDeployment composes the Usages `by` it (compose-model-deployment's usage.py):
     one `by` the replica and controlled by it would keep the replica Terminating forever once
-    its deployment drops it. Usages an earlier version composed here are no longer desired
-    (each then waits for the replica to be gone), unless everything is held as it is."""
+    its deployment drops it. Usages an earlier version composed here are composed again with a
+    `by` that no longer names the replica (legacy_usages.py; test_replica_legacy_usages.py
+    follows them to their end), unless everything is held as it is."""
     xr = replica(nodes=2, **spec)
     if spec.get("modelCacheRef", ...) is None:
         del xr["spec"]["modelCacheRef"]
@@ -202,7 +203,12 @@ def test_the_replica_composes_no_usage_and_lets_earlier_ones_go(
         if cache is not UNRESOLVED and "modelCacheRef" in xr["spec"]:
             required[CACHE] = cache if cache is not None else [model_cache("Ready")]
         rsp = RUNNER.run(run_function_request(xr, observed=observed, required=required))
-        kinds = {r["kind"] for r in desired_resources(rsp).values()}
-        assert ("Usage" in kinds) == (held and bool(observed)), kinds
+        usages = {k: r for k, r in desired_resources(rsp).items() if r["kind"] == "Usage"}
+        assert set(usages) == (set(EARLIER) if observed else set()), usages
+        names_the_replica = {
+            k: (u["spec"].get("by") or {}).get("resourceRef") == {"name": "kimi-k2-gke-us"}
+            for k, u in usages.items()
+        }
+        assert names_the_replica == dict.fromkeys(usages, held), usages
         if workload_running and observed:  # the running workload is never dropped alongside
             assert WORKLOAD in desired_resources(rsp)

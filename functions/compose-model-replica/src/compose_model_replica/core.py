@@ -7,7 +7,7 @@ or cluster status that flaps, an unresolved requirement — and the status says 
 The Crossplane Usages that keep its ModelCache and its InferenceCluster from being deleted
 under it are composed by its ModelDeployment (compose-model-deployment's usage.py), not here:
 a replica's own Usages `by` itself would keep a dropped replica Terminating forever. Usages an
-earlier version composed here are no longer desired: each waits for the replica to be gone.
+earlier release composed here are retired without a wait (legacy_usages.py).
 
 Where the cluster declares a Gateway, it also composes the model's HTTPRoute on it
 (routes.py). `status.address` (the Service's URL) and `status.gatewayAddress` (through the
