@@ -2,9 +2,10 @@
 
 from typing import Any
 
+from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2
-from modelfleet_contracts.api import MODEL_CACHE_SHARD
+from modelfleet_contracts.api import API_VERSION, MODEL_CACHE_SHARD, MODEL_REPLICA
 from modelfleet_contracts.edge import structs
 from modelfleet_contracts.edge.clusters import read_cluster_struct
 from modelfleet_contracts.edge.observed import read_observed
@@ -21,6 +22,7 @@ from modelfleet_contracts.stamps import Verbatim
 
 from compose_model_cache.cache.fleet import compose_fleet
 from compose_model_cache.cache.handover import LegacyObject
+from compose_model_cache.cache.served import read_served_cluster, wants_served
 from compose_model_cache.cache.shards import ObservedShard, shard_index
 from compose_model_cache.keys import echoed_key
 from compose_model_cache.rows import REASONS
@@ -30,6 +32,7 @@ from compose_model_cache.shard.plan import cluster_names
 from compose_model_cache.status import PROGRESS_REASONS
 
 CLUSTERS = "inference-clusters"
+REPLICAS = "model-replicas"
 
 
 # What the core reads, and only that, is converted to plain data (docs/benchmarks.md: a
@@ -46,6 +49,7 @@ XR_PATHS: structs.Paths = {
         "conditions": None,
         "clusters": None,
         "pinnedRevision": None,
+        "staging": None,
     },
 }
 # Of an observed ModelCacheShard: the clusters it was told of, the rows, pin and conditions
@@ -159,7 +163,27 @@ def _run_cache(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, xr: 
         for name in legacy
         if echoed_key(name) and (asked := echoed_and_asked(resources[name].resource)[1])
     }
-    outcome = compose_fleet(xr, clusters, shards, legacy, asks)
+    served = None
+    if wants_served(mapping_at(xr, "spec")):
+        # Where the ModelReplicas referencing it are placed (spec.staging WhereServed).
+        metadata = mapping_at(xr, "metadata")
+        namespace = str(metadata.get("namespace", ""))
+        response.require_resources(
+            rsp, REPLICAS, API_VERSION, MODEL_REPLICA, match_labels={}, namespace=namespace
+        )
+        served = resolved(
+            req,
+            REPLICAS,
+            lambda s: read_served_cluster(s, str(metadata.get("name", "")), namespace),
+        )
+    outcome = compose_fleet(
+        xr,
+        clusters,
+        shards,
+        legacy,
+        asks,
+        served=None if served is None else sorted({c for c in served if c}),
+    )
     apply_outcome(req, rsp, xr, outcome, progress_reasons=PROGRESS_REASONS)
 
 
