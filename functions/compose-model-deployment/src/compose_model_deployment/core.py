@@ -52,6 +52,9 @@ from compose_model_deployment.placement import place
 from compose_model_deployment.status import deployment_status
 from compose_model_deployment.usage import replica_usages
 
+# A cluster's rank among equally loaded ones, by the cache's phase there (lower first).
+STAGE_RANK = {"Ready": 0, "Hydrating": 1}
+STAGEABLE_RANK, UNSERVABLE_RANK = 2, 3
 _PLAIN_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 # Conditions that only change when something this deployment reads (not composes) changes.
 READ_NOT_WATCHED = ("Scheduled", "ModelCacheReady", HEALTH)
@@ -205,11 +208,13 @@ def compose_deployment(
         if isinstance(e, Candidate)
     }
     # Among clusters equally loaded, new replicas go where the weights are Ready, then where
-    # they can be staged, and last where they cannot be served (never when moving off one).
+    # they are being staged, then where they can be staged, and last where they cannot be
+    # served (never when moving off one). A ModelCache staging where it is served picks its
+    # warm spares in this order (compose-model-cache's cache/footprint.py).
     rank = {
-        c: 2
+        c: UNSERVABLE_RANK
         if cannot_serve(by_name[c], cache_name, cache_phases.get(c))
-        else (0 if cache_phases.get(c) == "Ready" else 1)
+        else STAGE_RANK.get(cache_phases.get(c) or "", STAGEABLE_RANK)
         for c in free_slots
     }
     desired_total = filled(spec.replicas)
@@ -219,7 +224,7 @@ def compose_deployment(
         slots = {
             c: n
             for c, n in free_slots.items()
-            if c not in evicted and not (evicted and rank[c] == 2)
+            if c not in evicted and not (evicted and rank[c] == UNSERVABLE_RANK)
         }
         return place(desired_total, current, slots, rank)
 
