@@ -12,7 +12,7 @@ from deployment_world import (
     placement,
     schedule,
 )
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from modelfleet_devtools.fuzz import crashed, mutate, says_something
 from modelfleet_devtools.world import H100, inference_cluster
@@ -137,9 +137,15 @@ def gang_fleets(draw):
     return clusters, others, cached
 
 
+# GPU memory a model needs: 640 GiB per node on h100 (8 x 80), 320 on a100 (8 x 40).
+VRAMS = [60, 600, 1200, 2000]
+
+
 def gang_deployment(data: st.DataObject, replicas: int) -> dict:
-    # 640 GiB per node on h100 (8 x 80), 320 on a100 (8 x 40).
-    vram = data.draw(st.sampled_from([60, 600, 1200, 2000]), label="vramGiB")
+    return gang_deployment_of(data.draw(st.sampled_from(VRAMS), label="vramGiB"), replicas)
+
+
+def gang_deployment_of(vram: int, replicas: int) -> dict:
     return deployment(
         replicas=replicas, modelCacheRef={"name": "kimi-k2"}, resources={"vramGiB": vram}
     )
@@ -185,12 +191,27 @@ def test_any_order_of_clusters_cache_rows_and_other_replicas_gives_the_same_plac
     assert again == first
 
 
-@given(gang_fleets(), st.integers(1, 8), st.integers(1, 6), st.data())
+@given(gang_fleets(), st.integers(1, 8), st.integers(1, 6), st.sampled_from(VRAMS))
+@example(
+    # a cannot serve (no shared storage for the cache), d can: 1 on d, 2 on a and d, then the
+    # replica on a (the worse ranked) goes, not d's.
+    fleet=(
+        [
+            inference_cluster("a", node_pools=[{**H100, "nodeCount": 1}], storage_class=None),
+            inference_cluster("d", node_pools=[{**H100, "nodeCount": 1}], storage_class="rwx"),
+        ],
+        [],
+        ["a", "d"],
+    ),
+    start=1,
+    extra=1,
+    vram=60,
+)
 def test_scaling_a_deployment_up_then_down_returns_to_the_original_placement(
-    fleet, start, extra, data
+    fleet, start, extra, vram
 ):
     clusters, others, cached = fleet
-    xr = gang_deployment(data, start)
+    xr = gang_deployment_of(vram, start)
     cache = cache_on(*cached)
     original = desired_replicas(schedule(xr, clusters, cache=cache, others=others))
     grown_xr = {**xr, "spec": {**xr["spec"], "replicas": start + extra}}
