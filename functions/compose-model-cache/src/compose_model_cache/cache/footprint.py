@@ -102,7 +102,8 @@ def staging_footprint(
     now: datetime,
 ) -> Footprint:
     """`matched`: the clusters the selector matches; `stageable`: those of them that can take
-    the cache now; `served`: where ModelReplicas referencing the cache are placed;
+    the cache now (a spare is picked among the others only when these run out); `served`:
+    where ModelReplicas referencing the cache are placed;
     `staged_before`: the clusters its shards were told to stage on; `phases`: each cluster's
     phase as last reported; `previously_releasing`: the previous status's release clocks."""
     matched_set = set(matched)
@@ -117,9 +118,10 @@ def staging_footprint(
     )
     before = set(staged_before) & matched_set
     served_here = sorted(set(served) & matched_set)
+    can_stage = set(stageable)
     candidates = sorted(
-        (c for c in set(stageable) & matched_set if c not in served_here),
-        key=lambda c: (_spare_rank(c, phases, before), c),
+        (c for c in matched_set if c not in served_here),
+        key=lambda c: (_spare_rank(c, phases, before, can_stage), c),
     )
     spares = candidates[:spares_wanted]
     condition: Status
@@ -128,8 +130,8 @@ def staging_footprint(
             CONDITION,
             SPARES_EXCEED_FLEET,
             f"spec.staging.warmSpares is {spares_wanted} but only {len(candidates)} matched "
-            f"cluster(s) that can stage are not served: staging on every one of them; lower "
-            "warmSpares or match more clusters",
+            "cluster(s) are not served: staging on every one of them; lower warmSpares or "
+            "match more clusters",
         )
     else:
         condition = Status.true(
@@ -158,13 +160,14 @@ def staging_footprint(
     )
 
 
-def _spare_rank(cluster: str, phases: dict[str, str], before: set[str]) -> int:
-    """The scheduler's order among equally loaded clusters: weights Ready, then under way."""
+def _spare_rank(cluster: str, phases: dict[str, str], before: set[str], can: set[str]) -> int:
+    """The scheduler's order among equally loaded clusters: weights Ready, then under way,
+    then where they can be staged now, then the rest."""
     if cluster in before and phases.get(cluster) == READY:
         return 0
     if cluster in before and phases.get(cluster) in (HYDRATING, READY):
         return 1
-    return 2
+    return 2 if cluster in can else 3
 
 
 def _listed(names: Iterable[str]) -> str:
