@@ -22,7 +22,7 @@ from modelfleet_contracts.stamps import Verbatim
 
 from compose_model_cache.cache.fleet import compose_fleet
 from compose_model_cache.cache.handover import LegacyObject
-from compose_model_cache.cache.served import read_served_cluster, wants_served
+from compose_model_cache.cache.served import free_nodes, read_placed_replica, wants_served
 from compose_model_cache.cache.shards import ObservedShard, shard_index
 from compose_model_cache.keys import echoed_key
 from compose_model_cache.rows import REASONS
@@ -163,27 +163,22 @@ def _run_cache(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, xr: 
         for name in legacy
         if echoed_key(name) and (asked := echoed_and_asked(resources[name].resource)[1])
     }
-    served = None
+    served, free = None, None
     if wants_served(mapping_at(xr, "spec")):
-        # Where the ModelReplicas referencing it are placed (spec.staging WhereServed).
+        # Where the fleet's ModelReplicas are placed (spec.staging WhereServed): those
+        # referencing this cache are where it is served; all of them hold nodes.
         metadata = mapping_at(xr, "metadata")
-        namespace = str(metadata.get("namespace", ""))
-        response.require_resources(
-            rsp, REPLICAS, API_VERSION, MODEL_REPLICA, match_labels={}, namespace=namespace
-        )
-        served = resolved(
-            req,
-            REPLICAS,
-            lambda s: read_served_cluster(s, str(metadata.get("name", "")), namespace),
-        )
-    outcome = compose_fleet(
-        xr,
-        clusters,
-        shards,
-        legacy,
-        asks,
-        served=None if served is None else sorted({c for c in served if c}),
-    )
+        name, namespace = str(metadata.get("name", "")), str(metadata.get("namespace", ""))
+        response.require_resources(rsp, REPLICAS, API_VERSION, MODEL_REPLICA, match_labels={})
+        placed = resolved(req, REPLICAS, lambda s: read_placed_replica(s, name, namespace))
+        if placed is not None:
+            replicas = [r for r in placed if r is not None]
+            served = sorted({r.cluster for r in replicas if r.serves_this_cache})
+            pools = resolved(req, CLUSTERS, read_cluster_struct) or []
+            free = free_nodes(
+                {v.name: sum(p.node_count for p in v.node_pools) for v in pools}, replicas
+            )
+    outcome = compose_fleet(xr, clusters, shards, legacy, asks, served=served, free=free)
     apply_outcome(req, rsp, xr, outcome, progress_reasons=PROGRESS_REASONS)
 
 

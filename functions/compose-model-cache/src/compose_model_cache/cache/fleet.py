@@ -90,12 +90,14 @@ def compose_fleet(
     asks: dict[str, str] | None = None,
     served: list[str] | None = None,
     now: datetime | None = None,
+    free: dict[str, int] | None = None,
 ) -> Outcome:
     """`shards`: the ModelCacheShards composed before, as observed, by key. `legacy`: Objects
     a release before shards composed here (handover.py); `asks`: the Job name each of their
     own manifests asks for, by key. `served`: the clusters of the ModelReplicas referencing
     the cache (None: not resolved yet; read only with `spec.staging.policy: WhereServed`);
-    `now`: the time release clocks are measured against."""
+    `now`: the time release clocks are measured against; `free`: the nodes each cluster has
+    left for another replica (None: not known; then spares do not weigh it)."""
     legacy, asks = legacy or {}, asks or {}
     now = now or datetime.now(UTC)
     spec = parse_spec(ModelCacheSpec, mapping_at(xr, "spec"), spec_problem)
@@ -138,6 +140,7 @@ def compose_fleet(
         {c: str(r.get("phase")) for c, r in reported.items()},
         releasing_since(mapping_at(status, "staging")),
         now,
+        free,
     )
 
     outcome = Outcome()

@@ -4,9 +4,10 @@
 
 `WhereServed`: the clusters where a ModelReplica referencing the cache is placed (served),
 plus `warmSpares` more, plus those no longer needed whose grace period (`releaseAfterSeconds`)
-has not run out. Spares are chosen in the order the scheduler (compose-model-deployment) picks
-a cluster for a new replica among equally loaded ones: where the weights are Ready first, then
-where they are being staged, then by name. So the next replica placed, or one moved off a
+has not run out. Spares are chosen where the next replica can go (a node free, as the fleet's
+ModelReplicas leave it), in the order the scheduler (compose-model-deployment) picks a cluster
+for a new replica among equally loaded ones: where the weights are Ready first, then where
+they are being staged, then by name. So the next replica placed, or one moved off a
 failing cluster, lands where its weights already are, and no GPU waits for a download it could
 have avoided; a replica placed where nothing is staged waits (WaitingForCache) holding no GPU,
 as always, while the cache stages there.
@@ -100,12 +101,15 @@ def staging_footprint(
     phases: dict[str, str],
     previously_releasing: dict[str, datetime],
     now: datetime,
+    free: dict[str, int] | None = None,
 ) -> Footprint:
     """`matched`: the clusters the selector matches; `stageable`: those of them that can take
     the cache now (a spare is picked among the others only when these run out); `served`:
     where ModelReplicas referencing the cache are placed;
     `staged_before`: the clusters its shards were told to stage on; `phases`: each cluster's
-    phase as last reported; `previously_releasing`: the previous status's release clocks."""
+    phase as last reported; `previously_releasing`: the previous status's release clocks;
+    `free`: nodes each cluster has left for another replica (None: not known). A spare is
+    where the next replica can go: clusters with a node free come first."""
     matched_set = set(matched)
     if not is_where_served(staging):
         return Footprint(staged=frozenset(matched_set))
@@ -121,7 +125,11 @@ def staging_footprint(
     can_stage = set(stageable)
     candidates = sorted(
         (c for c in matched_set if c not in served_here),
-        key=lambda c: (_spare_rank(c, phases, before, can_stage), c),
+        key=lambda c: (
+            free is not None and free.get(c, 0) <= 0,
+            _spare_rank(c, phases, before, can_stage),
+            c,
+        ),
     )
     spares = candidates[:spares_wanted]
     condition: Status

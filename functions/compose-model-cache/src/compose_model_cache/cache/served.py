@@ -1,6 +1,9 @@
-"""Reading where a ModelCache is served: the cluster of each ModelReplica that references it
-(spec.staging WhereServed, footprint.py). Only these few fields of a replica are read."""
+"""Reading the fleet's ModelReplicas for a ModelCache that stages where it is served
+(spec.staging WhereServed, footprint.py): where each is placed, whether it serves from this
+cache, and the nodes it holds (what is left for the next replica decides the spares). Only
+these few fields of a replica are read."""
 
+from dataclasses import dataclass
 from typing import Any
 
 from google.protobuf import struct_pb2
@@ -11,8 +14,24 @@ from compose_model_cache.cache.footprint import WHERE_SERVED
 
 REPLICA_PATHS: structs.Paths = {
     "metadata": {"namespace": None},
-    "spec": {"clusterName": None, "modelCacheRef": {"name": None}},
+    "spec": {
+        "clusterName": None,
+        "modelCacheRef": {"name": None},
+        "nodePool": None,
+        "replicas": None,
+        "nodes": None,
+    },
 }
+
+
+@dataclass(frozen=True)
+class PlacedReplica:
+    """A ModelReplica of the fleet: its cluster, the nodes it holds, and whether it serves
+    from this cache."""
+
+    cluster: str
+    nodes: int
+    serves_this_cache: bool
 
 
 def wants_served(spec: dict[str, Any]) -> bool:
@@ -20,12 +39,28 @@ def wants_served(spec: dict[str, Any]) -> bool:
     return mapping_at(spec, "staging").get("policy") == WHERE_SERVED
 
 
-def read_served_cluster(s: struct_pb2.Struct, cache: str, namespace: str) -> str | None:
-    """The cluster a ModelReplica is placed on, when it references `cache` in `namespace`."""
+def read_placed_replica(s: struct_pb2.Struct, cache: str, namespace: str) -> PlacedReplica | None:
+    """A ModelReplica as read for the cache `cache` in `namespace`; None without a cluster."""
     replica = structs.project(s, REPLICA_PATHS)
-    if mapping_at(replica, "metadata").get("namespace") != namespace:
+    spec = mapping_at(replica, "spec")
+    cluster = spec.get("clusterName")
+    if not isinstance(cluster, str) or not cluster:
         return None
-    if mapping_path(replica, "spec", "modelCacheRef").get("name") != cache:
-        return None
-    cluster = mapping_at(replica, "spec").get("clusterName")
-    return cluster if isinstance(cluster, str) and cluster else None
+    ours = (
+        mapping_at(replica, "metadata").get("namespace") == namespace
+        and mapping_path(replica, "spec", "modelCacheRef").get("name") == cache
+    )
+    return PlacedReplica(cluster, _count(spec.get("replicas")) * _count(spec.get("nodes")), ours)
+
+
+def _count(value: object) -> int:
+    return int(value) if isinstance(value, int | float) and value > 0 else 0
+
+
+def free_nodes(pools: dict[str, int], replicas: list[PlacedReplica]) -> dict[str, int]:
+    """Nodes left per cluster: its pools' nodes (`pools`, by cluster) less what replicas hold."""
+    free = dict(pools)
+    for r in replicas:
+        if r.cluster in free:
+            free[r.cluster] -= r.nodes
+    return {c: max(0, n) for c, n in free.items()}
