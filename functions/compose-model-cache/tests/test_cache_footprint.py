@@ -129,3 +129,19 @@ def test_the_release_clock_is_reported_and_read_back() -> None:
 )  # fmt: skip
 def test_a_release_clock_that_cannot_be_read_starts_again(garbage) -> None:
     assert releasing_since(garbage) == {}
+
+
+@pytest.mark.parametrize(
+    ("free", "spare"),
+    [
+        pytest.param(None, ("a",), id="capacity not known: the scheduler's order alone"),
+        pytest.param({"a": 0, "c": 2, "d": 1}, ("c",), id="a full cluster is no spare"),
+        pytest.param({"a": 0, "c": 0, "d": 0}, ("a",), id="every one full: the order alone"),
+    ],
+)
+def test_a_spare_is_where_the_next_replica_can_go(free, spare) -> None:
+    """a was Ready before: the first pick, unless it has no node left for another replica."""
+    footprint = staging_footprint(
+        served(1), ABCD, ABCD, ["b"], ["a", "b"], {"a": "Ready", "b": "Ready"}, {}, NOW, free
+    )
+    assert footprint.spares == spare

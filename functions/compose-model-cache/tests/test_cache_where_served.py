@@ -142,3 +142,18 @@ def test_staged_nowhere_says_so():
     assert shard_clusters(rsp) == set()
     assert conditions(rsp)["ArtifactReady"].reason == "NoClusters"
     assert "staged nowhere" in conditions(rsp)["ArtifactReady"].message
+
+
+def test_the_spare_is_where_a_node_is_free_whoever_holds_the_others():
+    """Another team's replica holding every node of a (64, more than its pools have) leaves
+    b as the spare, a being first by name otherwise."""
+    others = {
+        "apiVersion": "modelfleet.io/v1alpha1",
+        "kind": "ModelReplica",
+        "metadata": {"name": "llama-a", "namespace": "team-b"},
+        "spec": {"clusterName": "a", "modelCacheRef": {"name": "llama"}, "replicas": 1,
+                 "nodes": 64},
+    }  # fmt: skip
+    rsp = run(where_served(), [replica("c"), others])
+    assert desired_status(rsp)["staging"]["spares"] == ["b"]
+    assert shard_clusters(rsp) == {"b", "c"}
