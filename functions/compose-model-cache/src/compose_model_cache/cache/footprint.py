@@ -28,7 +28,7 @@ from typing import Any
 from modelfleet_contracts.conditions import Status
 from modelfleet_contracts.models.modelcache import Policy, Staging
 
-from compose_model_cache.rows import HYDRATING, READY
+from compose_model_cache.rows import FAILED, HYDRATING, READY
 
 CONDITION = "Staging"
 EVERYWHERE, WHERE_SERVED = Policy.Everywhere.value, Policy.WhereServed.value
@@ -63,7 +63,7 @@ class Footprint:
 
 
 def _stamp(t: datetime) -> str:
-    return t.isoformat().replace("+00:00", "Z")
+    return t.replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 def _parse(value: object) -> datetime | None:
@@ -170,11 +170,14 @@ def staging_footprint(
 
 def _spare_rank(cluster: str, phases: dict[str, str], before: set[str], can: set[str]) -> int:
     """The scheduler's order among equally loaded clusters: weights Ready, then under way,
-    then where they can be staged now, then the rest."""
+    then where they can be staged now, then the rest; where staging failed, last (the
+    scheduler does not place there either)."""
     if cluster in before and phases.get(cluster) == READY:
         return 0
     if cluster in before and phases.get(cluster) in (HYDRATING, READY):
         return 1
+    if phases.get(cluster) == FAILED:
+        return 4
     return 2 if cluster in can else 3
 
 
