@@ -42,7 +42,11 @@ def shard(*clusters: str, ready: tuple[str, ...] = ()) -> dict[str, Any]:
         "apiVersion": "modelfleet.io/v1alpha1",
         "kind": "ModelCacheShard",
         "metadata": {"name": "qwen-shard-0", "namespace": "ml-team"},
-        "spec": {"clusters": [{"name": c} for c in clusters]},
+        "spec": {
+            "cacheName": "qwen",
+            "cache": {k: v for k, v in model_cache()["spec"].items() if k != "staging"},
+            "clusters": [{"name": c} for c in clusters],
+        },
         "status": {"clusters": [{"name": c, "phase": "Ready"} for c in ready]},
     }
 

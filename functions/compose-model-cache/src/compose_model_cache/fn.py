@@ -22,7 +22,7 @@ from modelfleet_contracts.stamps import Verbatim
 
 from compose_model_cache.cache.fleet import compose_fleet
 from compose_model_cache.cache.handover import LegacyObject
-from compose_model_cache.cache.served import free_nodes, read_placed_replica, wants_served
+from compose_model_cache.cache.served import PlacedReplica, free_nodes, placed_replica, wants_served
 from compose_model_cache.cache.shards import ObservedShard, shard_index
 from compose_model_cache.keys import echoed_key
 from compose_model_cache.rows import REASONS
@@ -33,6 +33,11 @@ from compose_model_cache.status import PROGRESS_REASONS
 
 CLUSTERS = "inference-clusters"
 REPLICAS = "model-replicas"
+# Of a ModelReplica, for a cache staging where it is served (cache/served.py).
+REPLICA_PATHS: structs.Paths = {
+    "metadata": {"namespace": None},
+    "spec": {"clusterName": None, "modelCacheRef": {"name": None}, "replicas": None, "nodes": None},
+}
 
 
 # What the core reads, and only that, is converted to plain data (docs/benchmarks.md: a
@@ -170,7 +175,7 @@ def _run_cache(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, xr: 
         metadata = mapping_at(xr, "metadata")
         name, namespace = str(metadata.get("name", "")), str(metadata.get("namespace", ""))
         response.require_resources(rsp, REPLICAS, API_VERSION, MODEL_REPLICA, match_labels={})
-        placed = resolved(req, REPLICAS, lambda s: read_placed_replica(s, name, namespace))
+        placed = resolved(req, REPLICAS, lambda s: _placed(s, name, namespace))
         if placed is not None:
             replicas = [r for r in placed if r is not None]
             served = sorted({r.cluster for r in replicas if r.serves_this_cache})
@@ -180,6 +185,10 @@ def _run_cache(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, xr: 
             )
     outcome = compose_fleet(xr, clusters, shards, legacy, asks, served=served, free=free)
     apply_outcome(req, rsp, xr, outcome, progress_reasons=PROGRESS_REASONS)
+
+
+def _placed(s: Any, cache: str, namespace: str) -> PlacedReplica | None:
+    return placed_replica(structs.project(s, REPLICA_PATHS), cache, namespace)
 
 
 def _legacy(s: Any) -> LegacyObject:

@@ -6,22 +6,9 @@ these few fields of a replica are read."""
 from dataclasses import dataclass
 from typing import Any
 
-from google.protobuf import struct_pb2
-from modelfleet_contracts.edge import structs
 from modelfleet_contracts.fields import mapping_at, mapping_path
 
 from compose_model_cache.cache.footprint import WHERE_SERVED
-
-REPLICA_PATHS: structs.Paths = {
-    "metadata": {"namespace": None},
-    "spec": {
-        "clusterName": None,
-        "modelCacheRef": {"name": None},
-        "nodePool": None,
-        "replicas": None,
-        "nodes": None,
-    },
-}
 
 
 @dataclass(frozen=True)
@@ -39,9 +26,9 @@ def wants_served(spec: dict[str, Any]) -> bool:
     return mapping_at(spec, "staging").get("policy") == WHERE_SERVED
 
 
-def read_placed_replica(s: struct_pb2.Struct, cache: str, namespace: str) -> PlacedReplica | None:
-    """A ModelReplica as read for the cache `cache` in `namespace`; None without a cluster."""
-    replica = structs.project(s, REPLICA_PATHS)
+def placed_replica(replica: dict[str, Any], cache: str, namespace: str) -> PlacedReplica | None:
+    """A ModelReplica (its metadata.namespace and spec, as read) for the cache `cache` in
+    `namespace`; None without a cluster."""
     spec = mapping_at(replica, "spec")
     cluster = spec.get("clusterName")
     if not isinstance(cluster, str) or not cluster:
