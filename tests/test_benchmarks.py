@@ -26,6 +26,7 @@ HYDRATOR_SCRIPT = ROOT / "packages/modelfleet-hydrator/benchmarks/hydrator_speed
 SIMULATE_SCRIPT = ROOT / "packages/modelfleet-cli/benchmarks/bench_simulate.py"
 RELEASE_SCRIPT = ROOT / "packages/modelfleet-devtools/benchmarks/bench_release.py"
 UPSTREAM_SCRIPT = ROOT / "functions/compose-model-cache/benchmarks/fleet_vs_upstream.py"
+STAGING_SCRIPT = ROOT / "packages/modelfleet-cli/benchmarks/bench_staging.py"
 
 
 def load(path: Path) -> ModuleType:
@@ -78,6 +79,7 @@ def test_the_docs_have_one_section_for_every_table_of_every_script():
     writes is there exactly once, and there is no other."""
     hydrator, simulate = load(HYDRATOR_SCRIPT), load(SIMULATE_SCRIPT)
     release, upstream = load(RELEASE_SCRIPT), load(UPSTREAM_SCRIPT)
+    staging = load(STAGING_SCRIPT)
     sections = {
         name: (path, scenario)
         for path in SCRIPTS
@@ -90,6 +92,7 @@ def test_the_docs_have_one_section_for_every_table_of_every_script():
         scale.SECTION,
         release.SECTION,
         upstream.SECTION,
+        staging.SECTION,
     ]
     text = BENCHMARKS_DOC.read_text()
     assert Counter(section_names(text)) == Counter(written)
@@ -106,6 +109,10 @@ def test_the_docs_have_one_section_for_every_table_of_every_script():
     assert section_body(text, scale.SECTION).startswith(
         "Produced by `uv run modelfleet-scale-bench"
     )
+    heading, measured_by, table = section_body(text, staging.SECTION).split("\n\n")
+    assert heading == f"### {staging.TITLE}"
+    assert measured_by.startswith(f"Measured by `{script_command(STAGING_SCRIPT)}` on ")
+    assert table.startswith(staging.HEADER)
 
 
 def test_the_simulate_benchmark_runs_a_fleet_to_ready_and_excerpts_it(tmp_path):

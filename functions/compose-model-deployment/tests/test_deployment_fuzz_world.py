@@ -12,7 +12,7 @@ import functools
 
 from compose_model_deployment.core import replica_key
 from compose_model_deployment.fn import CACHE, CLUSTERS, REPLICAS
-from deployment_world import RUNNER, cache_on, deployment, other_replica, schedule
+from deployment_world import RUNNER, cache_on, deployment, desired_replicas, other_replica, schedule
 from hypothesis import given
 from hypothesis import strategies as st
 from modelfleet_devtools.fuzz import (
@@ -24,7 +24,7 @@ from modelfleet_devtools.fuzz import (
     says_something,
     waits_for_crossplane,
 )
-from modelfleet_devtools.requests import desired_resources, desired_status, run_function_request
+from modelfleet_devtools.requests import desired_status, run_function_request
 from modelfleet_devtools.world import H100, inference_cluster
 
 NAMES = ["gke-us", "gke-eu", "aks-jp"]
@@ -43,7 +43,7 @@ def placed(name):
     """The XR with the status its first schedule wrote, and the ModelReplicas it placed."""
     xr = DEPLOYMENTS[name]
     rsp = schedule(xr, FLEET, cache=cache_on(*NAMES), others=OTHERS)
-    composed = desired_resources(rsp)
+    composed = desired_replicas(rsp)
     assert composed, f"{name}: the starting world must place something"
     return xr | {"status": desired_status(rsp)}, composed
 
@@ -66,7 +66,7 @@ def test_a_flapping_world_never_drops_a_replica_on_a_cluster_that_still_exists(n
 
     assert not crashed(rsp)
     assert says_something(rsp)
-    desired = desired_resources(rsp)
+    desired = desired_replicas(rsp)
     if clusters is None or others is None or (cache is None and uses_cache):
         assert dropped(observed, desired, observed) == [], "unresolved inputs keep everything"
         assert waits_for_crossplane(rsp, "Scheduled")
