@@ -364,7 +364,7 @@ def test_a_provider_restart_mid_staging_loses_nothing(fleet: Fleet) -> None:
     serving = fleet.uids("apps/v1", "deployments")
     jobs = fleet.jobs()
     before = fleet.row()
-    revision = "refs/pr/5"  # one no earlier scenario staged: the cache has work to do
+    revision = "refs/pr/6"  # one no earlier scenario staged: the cache has work to do
     assert fleet.get(fleet.cache)["spec"]["huggingFace"]["revision"] != revision
     fleet.change_revision(revision)
     wait_for(
