@@ -209,11 +209,12 @@ def timed(call: Call, name: str, req: fnv1.RunFunctionRequest) -> float:
     return (time.perf_counter() - start) * 1000
 
 
-def tagged(req: fnv1.RunFunctionRequest, tag: str) -> fnv1.RunFunctionRequest:
-    """`req` under another `meta.tag`: the same content, a request never answered before."""
+def tagged(req: fnv1.RunFunctionRequest, seed: str) -> fnv1.RunFunctionRequest:
+    """`req` under a tag of Crossplane's form never sent before: a request never answered,
+    as one whose content changed arrives."""
     copied = fnv1.RunFunctionRequest()
     copied.CopyFrom(req)
-    copied.meta.tag = tag
+    copied.meta.tag = hashlib.sha256(f"{seed}:{req.meta.tag}".encode()).hexdigest()
     return copied
 
 

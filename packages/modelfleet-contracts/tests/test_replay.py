@@ -2,6 +2,7 @@
 a function of the request alone (replay.py); `run` always decides."""
 
 import asyncio
+import hashlib
 from datetime import timedelta
 
 import pytest
@@ -98,6 +99,20 @@ def test_the_oldest_answers_go_once_the_budget_is_spent():
     assert core.calls == calls
     serve(runner, request("a"))  # went first
     assert core.calls == calls + 1
+
+
+def test_a_tag_of_crossplanes_form_is_the_digest_it_names():
+    """Crossplane tags each request with the digest of its content (xfn.Tag): that tag is
+    the key, nothing is digested again; any other tag is digested with the content."""
+    digest = hashlib.sha256(b"what Crossplane encoded").hexdigest()
+    tagged = request(tag=digest)
+    assert request_key(tagged) == digest
+    assert request_key(request(tag="test")) != request_key(request(tag="other"))
+    assert request_key(request("m")) != request_key(request("n"))
+    core = CountingCore()
+    runner = SafeRunner(core, "compose-test", replays=Replays())
+    serve(runner, tagged, request(tag=digest), request(tag=digest.upper()))
+    assert core.calls == 2  # the same digest answered again; upper case is not Crossplane's
 
 
 def test_the_key_is_the_content_whatever_order_its_maps_were_written_in():
