@@ -79,7 +79,7 @@ def compose_fleet(
     asks: dict[str, str] | None = None,
 ) -> Outcome:
     """`shards`: the ModelCacheShards composed before, as observed, by key. `legacy`: Objects
-    a release before shards composed here (handover.py); `asks`: the Job name each of their
+    of the unsharded layout composed here (handover.py); `asks`: the Job name each of their
     own manifests asks for, by key."""
     legacy, asks = legacy or {}, asks or {}
     spec = parse_spec(ModelCacheSpec, mapping_at(xr, "spec"), spec_problem)
@@ -110,7 +110,7 @@ def compose_fleet(
     views = {v.name: v for v in matched}
     # A shard takes a cluster over once it reports it; one the ModelCache had Ready, once it
     # reports it Ready. Until then what was staged is handed to the shard (its `staged`), and
-    # the ModelCache's row stands, but only with the claim a release before shards composed
+    # the ModelCache's row stands, but only with the claim the unsharded layout composed
     # there: a shard deleted by hand and composed again gets nothing (its claim went with it)
     # and stages afresh.
     was_ready = {
