@@ -74,7 +74,6 @@ class Deletions:
         if cluster and self.cluster_registered(cluster):
             self.losses.append(Loss(self.round, what, cluster, xr_id(self.store[owner])))
 
-
     def _moved(self, owner: Key, replica: dict[str, Any], cluster: str) -> bool:
         """A ModelReplica its deployment moved off `cluster`: another replica of the same owner
         says it replaces that cluster's (`modelfleet.io/replaces`), and it is Available whenever
@@ -94,7 +93,6 @@ class Deletions:
                 return True
         return False
 
-
     def usages_of(self, key: Key) -> list[Key]:
         """The Usages in the store that protect `key`."""
         return sorted(
@@ -103,7 +101,6 @@ class Deletions:
             for k, obj in self.store.of_kind(kind).items()
             if u.is_usage(obj) and u.used_key(obj) == key
         )
-
 
     def delete(self, key: Key, reason: str) -> bool:
         """Delete an object from the control plane; an XR takes its composed resources with
@@ -140,10 +137,7 @@ class Deletions:
                     self.delete(used, why)
         return True
 
-
-    def _refuse(
-        self, key: Key, obj: dict[str, Any], blocking: list[Key], reason: str
-    ) -> None:
+    def _refuse(self, key: Key, obj: dict[str, Any], blocking: list[Key], reason: str) -> None:
         """Crossplane's webhook refuses the deletion; a Usage with replayDeletion remembers it."""
         usages = [self.store[k] for k in blocking]
         message = f"deletion refused ({reason}): {u.in_use_message(usages)}"
