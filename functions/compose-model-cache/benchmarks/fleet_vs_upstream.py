@@ -9,9 +9,9 @@ reaches (reconcile after reconcile, what was desired observed done, the status w
 back, until a reconcile changes nothing). The cycles alternate, ours then upstream's, so a
 busy machine slows both alike; the table gives the median of each and their ratio.
 
-Our requests carry the tag Crossplane gives them (the digest of their content), so a poll
-that sends a Ready XR the same request again is answered from the response to it
-(compose_model_cache.main, modelfleet_contracts.edge.replay). The last two columns send
+Our requests carry the tag Crossplane gives them (xfn.Tag: the SHA-256 of their
+deterministic encoding), so a poll that sends a Ready XR the same request again is answered
+from the response to it (compose_model_cache.main, modelfleet_contracts.edge.replay). The last two columns send
 the same content under a tag never sent in each cycle: every call decided anew, which is
 what a poll costs once anything in its request changed.
 
