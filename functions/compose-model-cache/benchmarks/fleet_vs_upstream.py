@@ -11,9 +11,9 @@ busy machine slows both alike; the table gives the median of each and their rati
 
 Our requests carry the tag Crossplane gives them (xfn.Tag: the SHA-256 of their
 deterministic encoding), so a poll that sends a Ready XR the same request again is answered
-from the response to it (compose_model_cache.main, modelfleet_contracts.edge.replay). The last two columns send
-the same content under a tag never sent in each cycle: every call decided anew, which is
-what a poll costs once anything in its request changed.
+from the response to it (compose_model_cache.main, modelfleet_contracts.edge.replay). The
+last two columns send the same content under a tag never sent in each cycle: every call
+decided anew, which is what a poll costs once anything in its request changed.
 
 Upstream is not part of this repository: give a checkout of it whose functions' environment
 is synced (`git clone https://github.com/modelplaneai/modelplane DIR && cd DIR && uv sync
