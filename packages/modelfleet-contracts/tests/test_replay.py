@@ -101,18 +101,18 @@ def test_the_oldest_answers_go_once_the_budget_is_spent():
     assert core.calls == calls + 1
 
 
-def test_a_tag_of_crossplanes_form_is_the_digest_it_names():
-    """Crossplane tags each request with the digest of its content (xfn.Tag): that tag is
-    the key, nothing is digested again; any other tag is digested with the content."""
-    digest = hashlib.sha256(b"what Crossplane encoded").hexdigest()
-    tagged = request(tag=digest)
-    assert request_key(tagged) == digest
-    assert request_key(request(tag="test")) != request_key(request(tag="other"))
-    assert request_key(request("m")) != request_key(request("n"))
+def test_a_tag_answered_before_is_no_answer_to_the_request_with_its_requirements_resolved():
+    """Crossplane tags a request once (xfn.Tag) and, once the function asked for required
+    resources, sends it again under the same tag with them resolved: that is a new request."""
+    tag = hashlib.sha256(b"what Crossplane encoded").hexdigest()
+    asked = request(tag=tag)
+    resolved = request(tag=tag)
+    resolved.required_resources["clusters"].items.add()
     core = CountingCore()
     runner = SafeRunner(core, "compose-test", replays=Replays())
-    serve(runner, tagged, request(tag=digest), request(tag=digest.upper()))
-    assert core.calls == 2  # the same digest answered again; upper case is not Crossplane's
+    serve(runner, asked, resolved, request(tag=tag))
+    assert core.calls == 2  # the first content answered again, the second decided
+    assert request_key(asked) != request_key(resolved)
 
 
 def test_the_key_is_the_content_whatever_order_its_maps_were_written_in():

@@ -8,18 +8,15 @@ default TTL is a function of the request alone, so the same request gets the sam
 A poll of an XR whose inputs did not change (a Ready shard at steady state) sends content
 answered before; `Replays` answers it from the response kept instead of deciding it again.
 
-The key is the digest of the request's content. Crossplane sends it as `meta.tag`: the
-SHA-256, in hex, of the request's deterministic encoding (xfn.Tag; `modelfleet render` and
-`simulate` tag the same way), so a tag of that form (64 hex digits) is the key as it is.
-Any other tag (tests and tools send constant ones) is not a digest: the key is then
-computed the same way, the tag included (its deterministic encoding: Crossplane's encoder
-writes map entries in any order). A response reporting `FunctionError` is never kept, so an
-internal error is tried again. Memory is bounded: the oldest answers go first once the kept
-responses' encoded size passes the budget.
+The key is the SHA-256 of the request's deterministic encoding (Crossplane's encoder writes
+map entries in any order), `meta.tag` included. The tag alone is no key: Crossplane tags a
+request once (xfn.Tag) and sends it again under the same tag with the required resources
+it resolved added, and tests and tools send constant tags. A response reporting
+`FunctionError` is never kept, so an internal error is tried again. Memory is bounded: the
+oldest answers go first once the kept responses' encoded size passes the budget.
 """
 
 import hashlib
-import re
 from collections import OrderedDict
 
 from crossplane.function import response
@@ -31,21 +28,14 @@ DEFAULT_BUDGET_BYTES = 64 * 2**20
 
 FUNCTION_ERROR = "FunctionError"
 
-# What Crossplane's xfn.Tag gives: hex.EncodeToString(sha256.Sum256(deterministic encoding)).
-CROSSPLANE_TAG = re.compile(r"[0-9a-f]{64}")
-
 
 DEFAULT_TTL = duration_pb2.Duration()
 DEFAULT_TTL.FromTimedelta(response.DEFAULT_TTL)  # what `response.to` sets
 
 
-def request_key(req: fnv1.RunFunctionRequest) -> str:
-    """The digest of everything the request says: its tag when that is one (Crossplane's
-    form), else computed (map entries in key order)."""
-    tag = req.meta.tag
-    if CROSSPLANE_TAG.fullmatch(tag):
-        return tag
-    return "computed:" + hashlib.sha256(req.SerializeToString(deterministic=True)).hexdigest()
+def request_key(req: fnv1.RunFunctionRequest) -> bytes:
+    """The digest of everything the request says (map entries in key order)."""
+    return hashlib.sha256(req.SerializeToString(deterministic=True)).digest()
 
 
 def replayable(rsp: fnv1.RunFunctionResponse) -> bool:
@@ -62,13 +52,13 @@ class Replays:
 
     def __init__(self, budget_bytes: int = DEFAULT_BUDGET_BYTES) -> None:
         self._budget = budget_bytes
-        self._kept: OrderedDict[str, tuple[fnv1.RunFunctionResponse, int]] = OrderedDict()
+        self._kept: OrderedDict[bytes, tuple[fnv1.RunFunctionResponse, int]] = OrderedDict()
         self._size = 0
 
     def __len__(self) -> int:
         return len(self._kept)
 
-    def get(self, key: str) -> fnv1.RunFunctionResponse | None:
+    def get(self, key: bytes) -> fnv1.RunFunctionResponse | None:
         """A copy of the response kept for `key`, or None."""
         found = self._kept.get(key)
         if found is None:
@@ -78,7 +68,7 @@ class Replays:
         copied.CopyFrom(found[0])
         return copied
 
-    def put(self, key: str, rsp: fnv1.RunFunctionResponse) -> None:
+    def put(self, key: bytes, rsp: fnv1.RunFunctionResponse) -> None:
         """Keep a copy of `rsp` for `key` if it is `replayable` and fits the budget."""
         if not replayable(rsp):
             return
