@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from crossplane.function import resource, response
 from google.protobuf import struct_pb2
-from modelfleet_contracts.edge.replay import Replays, request_key
+from modelfleet_contracts.edge.replay import Replays, read_the_clock, request_key
 from modelfleet_contracts.edge.runner import SafeRunner
 from modelfleet_devtools.requests import conditions, desired_status, run_function_request
 
@@ -17,10 +17,11 @@ XR = {"apiVersion": "modelfleet.io/v1alpha1", "kind": "ModelCache", "metadata": 
 
 class CountingCore:
     """Reports how many times it decided; `recheck`: asks to be called again in 5 s (a
-    wait read off the clock); `fail`: raises."""
+    wait read off the clock); `long_wait`: reads the clock for a wait old enough that its
+    recheck is the SDK's default TTL; `fail`: raises."""
 
-    def __init__(self, *, recheck: bool = False, fail: bool = False) -> None:
-        self.calls, self.recheck, self.fail = 0, recheck, fail
+    def __init__(self, *, recheck: bool = False, long_wait: bool = False, fail: bool = False):
+        self.calls, self.recheck, self.long_wait, self.fail = 0, recheck, long_wait, fail
 
     def __call__(self, req, rsp) -> None:
         self.calls += 1
@@ -30,6 +31,9 @@ class CountingCore:
         resource.update(rsp.desired.composite, {"status": {"seen": name}})
         if self.recheck:
             rsp.meta.ttl.FromTimedelta(timedelta(seconds=5))
+        if self.long_wait:
+            read_the_clock()
+            rsp.meta.ttl.FromTimedelta(response.DEFAULT_TTL)
 
 
 def serve(runner: SafeRunner, *reqs):
@@ -50,10 +54,12 @@ def request(name: str = "m", tag: str = "test"):
         (CountingCore(), [request(tag="a"), request(tag="b")], 2),
         # A recheck's wait is read off the clock: never answered from before.
         (CountingCore(recheck=True), [request(), request()], 2),
+        # A wait of hours (a release grace period) asks for the default TTL, read off the clock.
+        (CountingCore(long_wait=True), [request(), request()], 2),
         # An internal error is tried again.
         (CountingCore(fail=True), [request(), request()], 2),
     ],
-    ids=["same", "another-xr", "another-tag", "recheck", "function-error"],
+    ids=["same", "another-xr", "another-tag", "recheck", "long-wait", "function-error"],
 )
 def test_only_a_request_answered_before_with_a_clock_free_answer_is_replayed(
     core, requests, decisions

@@ -1,11 +1,12 @@
 """Answering a request already answered, without deciding again.
 
-For a function whose decisions read nothing but the request (compose-model-cache's; not
-compose-model-deployment's, which reads the clock), the only part of a response that can
-differ for the same request is a recheck it asks for (`meta.ttl` other than the SDK's
-default), whose wait grows with how long a condition has held. A response that leaves the
-default TTL is a function of the request alone, so the same request gets the same response.
-A poll of an XR whose inputs did not change (a Ready shard at steady state) sends content
+For a function whose decisions read the clock only through the waits it asks Crossplane to
+recheck (compose-model-cache's: a recheck grows with how long a condition has held, a
+WhereServed release waits out its grace; not compose-model-deployment's, whose placement
+reads the clock), the edge says when a response read it (`read_the_clock`, set whenever an
+Outcome asks for a recheck). A response decided without reading it, with the SDK's default
+TTL and no `FunctionError`, is a function of the request alone, so the same request gets
+the same response. A poll of an XR whose inputs did not change (a Ready shard at steady state) sends content
 answered before; `Replays` answers it from the response kept instead of deciding it again.
 
 The key is the SHA-256 of the request's deterministic encoding (Crossplane's encoder writes
@@ -18,6 +19,7 @@ oldest answers go first once the kept responses' encoded size passes the budget.
 
 import hashlib
 from collections import OrderedDict
+from contextvars import ContextVar
 
 from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
@@ -31,6 +33,25 @@ FUNCTION_ERROR = "FunctionError"
 
 DEFAULT_TTL = duration_pb2.Duration()
 DEFAULT_TTL.FromTimedelta(response.DEFAULT_TTL)  # what `response.to` sets
+
+
+# Per request served (each gRPC call runs in a task of its own, with its own context).
+_CLOCK_READ: ContextVar[bool] = ContextVar("modelfleet_clock_read", default=False)
+
+
+def read_the_clock() -> None:
+    """Say that the response being decided depends on the time, not on its request alone."""
+    _CLOCK_READ.set(True)
+
+
+def deciding() -> None:
+    """Start deciding a request: nothing read off the clock yet."""
+    _CLOCK_READ.set(False)
+
+
+def clock_was_read() -> bool:
+    """Whether the response decided since `deciding` read the clock."""
+    return _CLOCK_READ.get()
 
 
 def request_key(req: fnv1.RunFunctionRequest) -> bytes:

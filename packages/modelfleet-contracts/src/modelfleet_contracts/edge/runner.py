@@ -18,7 +18,7 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from modelfleet_contracts.edge import structs
 from modelfleet_contracts.edge.carry import carry_forward_into
 from modelfleet_contracts.edge.readiness import mark_composed_readiness
-from modelfleet_contracts.edge.replay import Replays, request_key
+from modelfleet_contracts.edge.replay import Replays, clock_was_read, deciding, request_key
 from modelfleet_contracts.fields import mapping_at
 
 Core = Callable[[fnv1.RunFunctionRequest, fnv1.RunFunctionResponse], None]
@@ -63,8 +63,10 @@ class SafeRunner(grpcv1.FunctionRunnerServiceServicer):
         key = request_key(req)
         rsp = self._replays.get(key)
         if rsp is None:
+            deciding()
             rsp = self.run(req)
-            self._replays.put(key, rsp)
+            if not clock_was_read():
+                self._replays.put(key, rsp)
         return rsp
 
     def run(self, req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
