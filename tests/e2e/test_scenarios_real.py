@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 from modelfleet_devtools.e2e.fleet import (
     GROUP_VERSION,
-    ServedFleet,
     apply_fleet,
     condition,
     delete_fleet,
@@ -25,73 +24,14 @@ from modelfleet_devtools.e2e.fleet import (
 )
 from modelfleet_devtools.e2e.kube import resource_path
 from modelfleet_devtools.e2e.processes import wait_for
+from modelfleet_devtools.e2e.quickstart import CLUSTER, OBJECTS, QuickstartFleet
 from modelfleet_devtools.e2e.sources import QUICKSTART_REPO, WEIGHTS
 from modelfleet_devtools.e2e.stack import RealControlPlane
-from modelfleet_devtools.e2e.staged import check_staged
 from modelfleet_devtools.paths import EXAMPLES_DIR
 
 Json = dict[str, Any]
-CLUSTER = "gke-dev"
 SECOND = "gke-dev-2"  # joins for the healing scenario
 USAGES = "protection.crossplane.io/v1beta1"
-OBJECTS = resource_path("kubernetes.m.crossplane.io/v1alpha1", "objects")
-# What goes by design with a source: its hydration Job's Object (a finished Job's stays, slim,
-# until its source or cache goes). The hydrator's ServiceAccount, Role and RoleBinding are the
-# InferenceCluster's, composed once per workload namespace: they last.
-HYDRATION_KINDS = frozenset({"Job"})
-
-
-class Fleet(ServedFleet):
-    def row(self, cluster: str = CLUSTER) -> Json:
-        rows = (self.get(self.cache).get("status") or {}).get("clusters") or []
-        return next((r for r in rows if r.get("name") == cluster), {})
-
-    def ready(self, xr: Json) -> bool:
-        return condition(self.get(xr), "Ready").get("status") == "True"
-
-    def workload(self, cluster: str = CLUSTER) -> Json:
-        return self.plane.clusters.clusters[cluster].client
-
-    def served_path(self) -> str:
-        """The --model path the serving Deployment on the cluster reads."""
-        items = self.workload().list(resource_path("apps/v1", "deployments"))
-        args = [
-            a
-            for d in items
-            for c in d["spec"]["template"]["spec"]["containers"]
-            for a in c.get("args") or []
-        ]
-        return next((a.split("=", 1)[1] for a in args if a.startswith("--model=")), "")
-
-    def object_names(self) -> set[str]:
-        return {o["metadata"]["name"] for o in self.plane.client.list(OBJECTS)}
-
-    def lasting_objects(self) -> set[str]:
-        """Objects that stay composed while the fleet is unchanged: claims, namespaces,
-        classes, the hydrator's access, workloads and their Services (not Jobs' Objects)."""
-        return {
-            o["metadata"]["name"]
-            for o in self.plane.client.list(OBJECTS)
-            if o["spec"]["forProvider"]["manifest"].get("kind") not in HYDRATION_KINDS
-        }
-
-    def uids(self, api: str, plural: str) -> set[str]:
-        return {o["metadata"]["uid"] for o in self.workload().list(resource_path(api, plural))}
-
-    def everything_ready(self) -> bool:
-        self.plane.check_alive()
-        return all(self.ready(o) for o in self.objects if o["kind"] != "Secret")
-
-    def staged(self) -> tuple[int, list[str]]:
-        """check_staged on the cache as it is now."""
-        clusters = self.plane.clusters
-        assert clusters.pods is not None and clusters.sources is not None
-        return check_staged(clusters.pods, clusters.sources, [self.get(self.cache)])
-
-    def change_revision(self, revision: str) -> None:
-        self.plane.client.merge_patch(
-            xr_path(self.cache), {"spec": {"huggingFace": {"revision": revision}}}
-        )
 
 
 def retain(obj: Json) -> None:
@@ -100,10 +40,10 @@ def retain(obj: Json) -> None:
 
 
 @pytest.fixture(scope="module")
-def fleet(real_control_plane: RealControlPlane) -> Iterator[Fleet]:
+def fleet(real_control_plane: RealControlPlane) -> Iterator[QuickstartFleet]:
     plane = real_control_plane
     objects = apply_fleet(plane, EXAMPLES_DIR / "quickstart", edit=retain)
-    quickstart = Fleet(plane, objects)
+    quickstart = QuickstartFleet(plane, objects)
     try:
         wait_for(quickstart.everything_ready, what="the quickstart Ready", timeout=300, every=3)
         yield quickstart
@@ -113,13 +53,13 @@ def fleet(real_control_plane: RealControlPlane) -> Iterator[Fleet]:
                 plane.clusters.discard(name)
 
 
-def test_the_hydrator_container_staged_the_model_from_the_hub(fleet: Fleet) -> None:
+def test_the_hydrator_container_staged_the_model_from_the_hub(fleet: QuickstartFleet) -> None:
     stand_in = fleet.plane.clusters.clusters[CLUSTER].stand_in
     assert stand_in.hydrations and not stand_in.simulated, stand_in.simulated
     assert fleet.staged() == (1, [])
 
 
-def test_a_source_change_rehydrates_while_serving_goes_on(fleet: Fleet) -> None:
+def test_a_source_change_rehydrates_while_serving_goes_on(fleet: QuickstartFleet) -> None:
     before = fleet.row()
     old_path = fleet.served_path()
     assert old_path.endswith(before["path"]), (old_path, before)
@@ -144,7 +84,7 @@ def test_a_source_change_rehydrates_while_serving_goes_on(fleet: Fleet) -> None:
     assert fleet.staged() == (1, [])
 
 
-def test_a_failed_hydration_shows_failed_then_recovers_when_retried(fleet: Fleet) -> None:
+def test_a_failed_hydration_shows_failed_then_recovers_when_retried(fleet: QuickstartFleet) -> None:
     # The Hub refuses the repo (access revoked): every hydrator container's attempt fails.
     sources = fleet.plane.clusters.sources
     assert sources is not None
@@ -182,7 +122,7 @@ def test_a_failed_hydration_shows_failed_then_recovers_when_retried(fleet: Fleet
 
 
 def test_a_hydration_container_killed_mid_download_resumes_on_its_next_attempt(
-    fleet: Fleet,
+    fleet: QuickstartFleet,
 ) -> None:
     clusters = fleet.plane.clusters
     assert clusters.pods is not None and clusters.sources is not None
@@ -241,7 +181,7 @@ def test_a_hydration_container_killed_mid_download_resumes_on_its_next_attempt(
     assert fleet.staged() == (1, [])
 
 
-def test_a_cluster_that_disconnects_for_a_while_loses_nothing(fleet: Fleet) -> None:
+def test_a_cluster_that_disconnects_for_a_while_loses_nothing(fleet: QuickstartFleet) -> None:
     plane = fleet.plane
     lasting = fleet.lasting_objects()
     claims = fleet.uids("v1", "persistentvolumeclaims")
@@ -269,7 +209,7 @@ def test_a_cluster_that_disconnects_for_a_while_loses_nothing(fleet: Fleet) -> N
 
 
 def test_a_function_container_killed_mid_reconcile_is_restarted_and_loses_nothing(
-    fleet: Fleet,
+    fleet: QuickstartFleet,
 ) -> None:
     """compose-model-cache's container is killed (SIGKILL) just as a source change gives it
     work; restarted as its pod would be, it picks the work up and nothing composed is lost."""
@@ -304,7 +244,7 @@ def test_a_function_container_killed_mid_reconcile_is_restarted_and_loses_nothin
 
 
 def test_a_cluster_whose_hydration_fails_for_good_hands_its_replicas_to_another(
-    fleet: Fleet,
+    fleet: QuickstartFleet,
 ) -> None:
     """A source change fails for good on the serving cluster (the Hub refuses the repo until
     every attempt has failed: the cache's row there is Failed and stays so, as no one retries
@@ -432,7 +372,7 @@ def test_a_cluster_whose_hydration_fails_for_good_hands_its_replicas_to_another(
 
 
 def test_deleting_the_cache_keeps_its_retained_claim_and_the_fleet_leaves_nothing(
-    fleet: Fleet,
+    fleet: QuickstartFleet,
 ) -> None:
     plane = fleet.plane
     claim = fleet.row()["claimName"]

@@ -6,8 +6,9 @@ WhereServed release waits out its grace; not compose-model-deployment's, whose p
 reads the clock), the edge says when a response read it (`read_the_clock`, set whenever an
 Outcome asks for a recheck). A response decided without reading it, with the SDK's default
 TTL and no `FunctionError`, is a function of the request alone, so the same request gets
-the same response. A poll of an XR whose inputs did not change (a Ready shard at steady state) sends content
-answered before; `Replays` answers it from the response kept instead of deciding it again.
+the same response. A poll of an XR whose inputs did not change (a Ready shard at steady
+state) sends content answered before; `Replays` answers it from the response kept instead
+of deciding it again.
 
 The key is the SHA-256 of the request's deterministic encoding (Crossplane's encoder writes
 map entries in any order), `meta.tag` included. The tag alone is no key: Crossplane tags a
