@@ -85,3 +85,32 @@ def test_without_a_gateway_ref_nothing_is_observed_or_reported():
     assert GATEWAY not in desired_resources(rsp)
     assert "gateway" not in desired_status(rsp)
     assert "GatewayReady" not in conditions(rsp)
+
+
+# (case, spec.inferenceExtension, the endpoint picker a replica reads: (port, failure mode))
+EXTENSION_CASES = [
+    ("not declared", None, None),
+    ("declared off", {"enabled": False}, None),
+    ("enabled with the defaults", {"enabled": True}, (9002, "FailClose")),
+    (
+        "enabled, its own port and FailOpen",
+        {"enabled": True, "endpointPickerPort": 9102, "failureMode": "FailOpen"},
+        (9102, "FailOpen"),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("extension", "picker"),
+    [c[1:] for c in EXTENSION_CASES],
+    ids=[c[0] for c in EXTENSION_CASES],
+)
+def test_the_inference_extension_reaches_replicas_on_the_gateway_row(extension, picker):
+    spec = {"gatewayRef": REF} | ({"inferenceExtension": extension} if extension else {})
+    xr = cluster({"storageClassName": "filestore-rwx"}, **spec)
+    for seen in (None, (PROGRAMMED, None)):  # whatever the Gateway's state
+        rsp = run(xr, observed_gateway(xr, *seen) if seen else None)
+        view = read_cluster({"metadata": {"name": "gke-us"}, "status": desired_status(rsp)})
+        assert view.gateway is not None
+        got = view.gateway.inference_pool
+        assert (got.port, got.failure_mode) == picker if picker else got is None
