@@ -9,8 +9,10 @@ that cache (usage.py), so the cache cannot be deleted from under the running wor
 while its InferenceCluster exists, a Usage of that cluster, for the same reason.
 
 Where the cluster declares a Gateway, it also composes the model's HTTPRoute on it
-(routes.py). `status.address` (the Service's URL) and `status.gatewayAddress` (through the
-Gateway, once the route is Accepted) are reported only while a serving group answers.
+(routes.py); where the cluster also runs the Inference Extension, an InferencePool over the
+serving pods (pools.py), which the route sends to instead of the Service. `status.address`
+(the Service's URL) and `status.gatewayAddress` (through the Gateway, once the route is
+Accepted) are reported only while a serving group answers.
 """
 
 import re
@@ -35,12 +37,18 @@ from compose_model_replica.phases import (
     ReplicaPhase,
     derive_replica_phase,
 )
+from compose_model_replica.pools import inference_pool_manifest
 from compose_model_replica.routes import CONDITION as GATEWAY_ROUTED
-from compose_model_replica.routes import http_route_manifest, route_status
+from compose_model_replica.routes import (
+    http_route_manifest,
+    pool_backend,
+    route_status,
+    service_backend,
+)
 from compose_model_replica.shape import replica_shape
 from compose_model_replica.status import replica_status
 from compose_model_replica.usage import cache_usage, cluster_usage
-from compose_model_replica.workloads import workload_objects
+from compose_model_replica.workloads import serving_selector, workload_objects
 
 WORKLOAD = "workload"
 SERVICE = "service"
@@ -48,6 +56,7 @@ USAGE = "model-cache-usage"
 CLUSTER_USAGE = "inference-cluster-usage"
 USAGES = (USAGE, CLUSTER_USAGE)
 ROUTE = "http-route"
+POOL = "inference-pool"
 # One directory of the cache's path: compose-model-cache writes names and fingerprints. The
 # path reaches argv and env (--model, MODELFLEET_MODEL_PATH), so anything else — a flag, a
 # $(VAR) Kubernetes would expand, a glob, an over-long name — is refused, never passed on.
@@ -105,7 +114,9 @@ def _kept(
     The observed Usages are kept as they are too: they protect the cache the running workload
     reads and the cluster it runs on. One not observed is composed from `usages` (by key; None
     when what it would protect does not exist)."""
-    out = Outcome(kept=[key for key in (WORKLOAD, SERVICE, ROUTE, *USAGES) if key in observed])
+    out = Outcome(
+        kept=[key for key in (WORKLOAD, SERVICE, ROUTE, POOL, *USAGES) if key in observed]
+    )
     for key, usage in usages.items():
         if key not in observed and usage is not None:
             out.desired[key] = usage
@@ -231,14 +242,41 @@ def compose_replica(
     out.status, out.conditions, out.ready = replica_status(phase, address)
     if view.gateway is not None:
         prefix = route_path_prefix(namespace, deployment or name)
+        backend = service_backend(remote, port)
+        picker = view.gateway.inference_pool
+        if picker is not None:
+            pool = inference_pool_manifest(
+                name=remote,
+                namespace=remote_namespace,
+                labels=labels,
+                selector=serving_selector(replica_shape(spec), name=remote, labels=labels),
+                port=port,
+                picker=picker,
+            )
+            out.desired[POOL] = kubernetes_object(
+                pool, view.provider_config_name or "", labels=labels
+            )
+            backend = pool_backend(remote)
+        elif view.gateway.inference_pool_declared and POOL in observed and ROUTE in observed:
+            # The cluster names an endpoint picker this function cannot read: keep the pool
+            # and the route to it as they are.
+            out.kept.extend([POOL, ROUTE])
+            out.conditions.append(
+                Status.false(
+                    GATEWAY_ROUTED,
+                    "InferencePoolUnknown",
+                    f"InferenceCluster {cluster_name} reports an inference pool setting that "
+                    "cannot be read; keeping the InferencePool and the route as they are",
+                )
+            )
+            return out
         route = http_route_manifest(
             name=remote,
             namespace=remote_namespace,
             labels=labels,
             gateway=view.gateway,
             prefix=prefix,
-            service=remote,
-            port=port,
+            backend=backend,
         )
         out.desired[ROUTE] = kubernetes_object(
             route, view.provider_config_name or "", labels=labels
@@ -248,8 +286,9 @@ def compose_replica(
             out.status["gatewayAddress"] = through
         out.conditions.append(routed)
     elif view.gateway_declared and ROUTE in observed:
-        # The cluster reports a Gateway this function cannot read: keep the route as it is.
-        out.kept.append(ROUTE)
+        # The cluster reports a Gateway this function cannot read: keep the route (and the
+        # pool it sends to) as they are.
+        out.kept.extend(key for key in (ROUTE, POOL) if key in observed)
         out.conditions.append(
             Status.false(
                 GATEWAY_ROUTED,
