@@ -3,12 +3,19 @@ makes the replica compose its HTTPRoute, the Inference Extension option an Infer
 the route sends to; the workload cluster's real API server admits both (its Gateway API and
 Inference Extension CRDs are the pinned files). The test plays the gateway controller: it
 programs the Gateway with an address and accepts the route; the replica then reports the
-address through the Gateway. Deleting the fleet leaves nothing."""
+address through the Gateway, the same (and the same Service address) as `modelfleet simulate`
+reports for the same fleet with the same Gateway seeded. Deleting the fleet leaves nothing."""
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
+import yaml
 from modelfleet_devtools.e2e.fleet import (
     ServedFleet,
     apply_fleet,
@@ -41,6 +48,48 @@ def behind_the_gateway(obj: Json) -> None:
         obj["spec"]["gatewayRef"] = {"name": "inference", "namespace": GATEWAY_NAMESPACE}
 
 
+GATEWAY = {
+    "apiVersion": "gateway.networking.k8s.io/v1",
+    "kind": "Gateway",
+    "metadata": {"name": "inference", "namespace": GATEWAY_NAMESPACE},
+    "spec": {
+        "gatewayClassName": "e2e",
+        "listeners": [
+            {
+                "name": "http",
+                "port": 80,
+                "protocol": "HTTP",
+                "allowedRoutes": {"namespaces": {"from": "All"}},
+            }
+        ],
+    },
+}
+GATEWAY_STATUS = {"addresses": [{"type": "IPAddress", "value": GATEWAY_ADDRESS}]}
+
+
+def simulated_replica(folder: Path) -> Json:
+    """`modelfleet simulate --output json` on the quickstart behind the same Gateway, with
+    the Inference Extension: the ModelReplica's final status."""
+    fleet = folder / "fleet"
+    shutil.copytree(EXAMPLES_DIR / "quickstart", fleet, ignore=shutil.ignore_patterns("render"))
+    ic = yaml.safe_load((fleet / "inferencecluster.yaml").read_text())
+    behind_the_gateway(ic)
+    ic["spec"]["inferenceExtension"] = {"enabled": True}
+    (fleet / "inferencecluster.yaml").write_text(yaml.safe_dump(ic))
+    seeded = GATEWAY | {"status": GATEWAY_STATUS}
+    settings = {"clusters": {CLUSTER: {"objects": [seeded]}}}
+    (fleet / "simulation.yaml").write_text(yaml.safe_dump(settings))
+    modelfleet = Path(sys.executable).parent / "modelfleet"
+    run = subprocess.run(
+        [modelfleet, "simulate", str(fleet), "--output", "json", "--quiet"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert run.stdout, f"modelfleet simulate printed nothing: {run.stderr[-2000:]}"
+    report = json.loads(run.stdout)
+    [replica] = [x for x in report["xrs"].values() if x["kind"] == "ModelReplica"]
+    return dict(replica["status"])
+
+
 def true(kind: str, reason: str) -> Json:
     return {
         "type": kind,
@@ -56,37 +105,17 @@ def program_the_gateway(client: Any) -> None:
     """A Gateway as a platform team declares it, Programmed at an address as its controller
     would report it."""
     ensure_namespace(client, GATEWAY_NAMESPACE)
-    gateway = {
-        "apiVersion": "gateway.networking.k8s.io/v1",
-        "kind": "Gateway",
-        "metadata": {"name": "inference", "namespace": GATEWAY_NAMESPACE},
-        "spec": {
-            "gatewayClassName": "e2e",
-            "listeners": [
-                {
-                    "name": "http",
-                    "port": 80,
-                    "protocol": "HTTP",
-                    "allowedRoutes": {"namespaces": {"from": "All"}},
-                }
-            ],
-        },
-    }
-    client.create(GATEWAYS, gateway)
+    client.create(GATEWAYS, GATEWAY)
+    conditions = [true("Accepted", "Accepted"), true("Programmed", "Programmed")]
     client.merge_patch(
         f"{GATEWAYS}/inference",
-        {
-            "status": {
-                "addresses": [{"type": "IPAddress", "value": GATEWAY_ADDRESS}],
-                "conditions": [true("Accepted", "Accepted"), true("Programmed", "Programmed")],
-            }
-        },
+        {"status": GATEWAY_STATUS | {"conditions": conditions}},
         status=True,
     )
 
 
 def test_routes_and_pools_are_admitted_and_the_address_through_the_gateway_is_reported(
-    real_control_plane: RealControlPlane,
+    real_control_plane: RealControlPlane, tmp_path: Path
 ) -> None:
     plane = real_control_plane
     objects = apply_fleet(plane, EXAMPLES_DIR / "quickstart", edit=behind_the_gateway)
@@ -118,6 +147,7 @@ def test_routes_and_pools_are_admitted_and_the_address_through_the_gateway_is_re
     [pool] = workload.list(POOLS)
     assert pool["spec"]["selector"]["matchLabels"] == service["spec"]["selector"]
     assert pool["spec"]["endpointPickerRef"]["name"] == f"{pool['metadata']['name']}-epp"
+    assert pool["metadata"]["labels"]["modelfleet.io/modeldeployment"] == "qwen3-0-6b"
 
     # The gateway controller accepts the route: the replica reports the address through it.
     [route] = routes()
@@ -149,6 +179,10 @@ def test_routes_and_pools_are_admitted_and_the_address_through_the_gateway_is_re
         return ((replicas[0].get("status") or {}).get("gatewayAddress")) if replicas else None
 
     wait_for(lambda: through() == THROUGH, what="the address through the Gateway", timeout=180)
+    [real] = plane.client.list(REPLICAS)
+    simulated = simulated_replica(tmp_path)
+    for field in ("address", "gatewayAddress"):
+        assert real["status"].get(field) == simulated.get(field), field
     assert condition(fleet.get(fleet.deployment), "Ready").get("status") == "True"
 
     delete_fleet(plane, objects)

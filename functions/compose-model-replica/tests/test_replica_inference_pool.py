@@ -59,6 +59,7 @@ def test_the_route_sends_to_a_pool_of_the_pods_that_serve(nodes, picker, named):
     route = manifest(composed, ROUTE)
     assert pool["kind"] == "InferencePool"
     assert pool["metadata"]["namespace"] == service["metadata"]["namespace"]
+    assert pool["metadata"]["labels"]["modelfleet.io/modeldeployment"] == "kimi-k2"
     # Exactly the pods the Service sends to: on a multi-node group, only its leaders.
     assert pool["spec"]["selector"]["matchLabels"] == service["spec"]["selector"]
     assert ("leaderworkerset.sigs.k8s.io/worker-index" in service["spec"]["selector"]) == (

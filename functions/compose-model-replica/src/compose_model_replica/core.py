@@ -248,7 +248,8 @@ def compose_replica(
             pool = inference_pool_manifest(
                 name=remote,
                 namespace=remote_namespace,
-                labels=labels,
+                # Found from its ModelDeployment, as the Service is.
+                labels={**labels, DEPLOYMENT_LABEL: deployment} if deployment else labels,
                 selector=serving_selector(replica_shape(spec), name=remote, labels=labels),
                 port=port,
                 picker=picker,
