@@ -6,7 +6,7 @@ from compose_inference_cluster.gateway import GATEWAY
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.clusters import read_cluster
 from modelfleet_devtools.requests import conditions, desired_resources, desired_status, events
-from modelfleet_devtools.validation import assert_valid, require_shared_schemas
+from modelfleet_devtools.validation import assert_valid, require_shared_schemas, validate_xr
 from modelfleet_devtools.world import observed_object
 from test_cluster_scenarios import cluster, run
 
@@ -114,3 +114,32 @@ def test_the_inference_extension_reaches_replicas_on_the_gateway_row(extension, 
         assert view.gateway is not None
         got = view.gateway.inference_pool
         assert (got.port, got.failure_mode) == picker if picker else got is None
+
+
+ENABLED = {"gatewayRef": REF, "inferenceExtension": {"enabled": True}}
+# (case, spec beside storage, what the API server says: None when it admits it)
+ADMISSION_CASES = [
+    (
+        "extension with a Gateway",
+        {"gatewayRef": REF, "inferenceExtension": {"enabled": True}},
+        None,
+    ),
+    ("extension declared off, no Gateway", {"inferenceExtension": {"enabled": False}}, None),
+    ("extension without a Gateway", {"inferenceExtension": {"enabled": True}}, "gatewayRef"),
+    (
+        "unknown failure mode",
+        {"gatewayRef": REF, "inferenceExtension": {"enabled": True, "failureMode": "Sometimes"}},
+        "failureMode",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("spec", "refused"), [c[1:] for c in ADMISSION_CASES], ids=[c[0] for c in ADMISSION_CASES]
+)
+def test_the_inference_extension_is_admitted_only_with_a_gateway(spec, refused):
+    errors = validate_xr(cluster({"storageClassName": "filestore-rwx"}, **spec))
+    if refused is None:
+        assert errors == []
+    else:
+        assert any(refused in e for e in errors), errors
