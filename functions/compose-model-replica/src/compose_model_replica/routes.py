@@ -1,6 +1,7 @@
 """The model's route on its cluster's Gateway (opt-in: the InferenceCluster's gatewayRef): an
-HTTPRoute that sends `/<namespace>/<deployment>/...` to the replica's Service, the prefix
-rewritten to `/`; and whether the Gateway accepted it."""
+HTTPRoute that sends `/<namespace>/<deployment>/...` to the replica's Service, or to its
+InferencePool where the cluster runs the Inference Extension, the prefix rewritten to `/`;
+and whether the Gateway accepted it."""
 
 from typing import Any
 
@@ -9,6 +10,8 @@ from modelfleet_contracts.api import (
     GATEWAY_API_VERSION,
     GATEWAY_KIND,
     HTTP_ROUTE_KIND,
+    INFERENCE_API_GROUP,
+    INFERENCE_POOL_KIND,
 )
 from modelfleet_contracts.clusters import GatewayView
 from modelfleet_contracts.conditions import Status
@@ -25,9 +28,10 @@ def http_route_manifest(
     labels: dict[str, str],
     gateway: GatewayView,
     prefix: str,
-    service: str,
-    port: int,
+    backend: dict[str, Any],
 ) -> dict[str, Any]:
+    """The HTTPRoute on `gateway` sending `prefix` to `backend` (`service_backend` or
+    `pool_backend`)."""
     parent: dict[str, Any] = {
         "group": GATEWAY_API_GROUP,
         "kind": GATEWAY_KIND,
@@ -53,14 +57,21 @@ def http_route_manifest(
                             },
                         }
                     ],
-                    # group and kind spelled out, as the API server defaults them.
-                    "backendRefs": [
-                        {"group": "", "kind": "Service", "name": service, "port": port}
-                    ],
+                    "backendRefs": [backend],
                 }
             ],
         },
     }
+
+
+def service_backend(service: str, port: int) -> dict[str, Any]:
+    # group and kind spelled out, as the API server defaults them.
+    return {"group": "", "kind": "Service", "name": service, "port": port}
+
+
+def pool_backend(pool: str) -> dict[str, Any]:
+    """An InferencePool as a route's backend: no port (the pool's targetPorts say it)."""
+    return {"group": INFERENCE_API_GROUP, "kind": INFERENCE_POOL_KIND, "name": pool}
 
 
 def route_status(

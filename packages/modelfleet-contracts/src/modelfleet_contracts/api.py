@@ -25,6 +25,11 @@ GATEWAY_API_VERSION = f"{GATEWAY_API_GROUP}/v1"
 GATEWAY_KIND = "Gateway"
 HTTP_ROUTE_KIND = "HTTPRoute"
 
+# Gateway API Inference Extension, opted into per InferenceCluster (spec.inferenceExtension).
+INFERENCE_API_GROUP = "inference.networking.k8s.io"
+INFERENCE_API_VERSION = f"{INFERENCE_API_GROUP}/v1"
+INFERENCE_POOL_KIND = "InferencePool"
+
 LWS_API_VERSION = "leaderworkerset.x-k8s.io/v1"
 LWS_KIND = "LeaderWorkerSet"
 

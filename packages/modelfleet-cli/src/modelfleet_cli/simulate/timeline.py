@@ -119,6 +119,8 @@ def summarize(xr: dict[str, Any]) -> tuple[str, list[str]]:
             details = [str(status["message"])]
         if status.get("address"):
             details.append(f"serving at {status['address']}")
+        if status.get("gatewayAddress"):
+            details.append(f"through the Gateway at {status['gatewayAddress']}")
     return line, details
 
 

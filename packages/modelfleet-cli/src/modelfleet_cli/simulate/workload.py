@@ -6,7 +6,8 @@ when a fault says so) and are deleted `ttlSecondsAfterFinished` after they finis
 is a minute, as a round is on simulate's clock), Deployments and LeaderWorkerSets become
 Available when their node pool has room for every pod (the round after their pods were first
 placed: pods take a while to start, so provider-kubernetes, which reads a workload back right
-after creating it, first sees it not Available). Nothing here knows about Crossplane; the
+after creating it, first sees it not Available), and a seeded Gateway is Programmed and
+accepts the routes attached to it (gateways.py). Nothing here knows about Crossplane; the
 simulated providers drive it.
 """
 
@@ -17,6 +18,7 @@ from modelfleet_contracts.api import LWS_API_VERSION, LWS_KIND
 from modelfleet_contracts.conditions import condition_true
 from modelfleet_contracts.fields import int_at, list_at, mapping_at, mapping_path
 
+from modelfleet_cli.simulate.gateways import run_gateway_controller
 from modelfleet_cli.simulate.hydration import (
     HydrationFault,
     complete,
@@ -224,6 +226,7 @@ class WorkloadCluster:
         self._collect_finished_jobs()
         self._schedule_workloads()
         self._finalize_claims()
+        run_gateway_controller(self.objects)
 
     def _collect_finished_jobs(self) -> None:
         """Kubernetes' TTL-after-finished controller: a finished Job with
