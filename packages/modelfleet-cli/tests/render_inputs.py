@@ -51,6 +51,7 @@ FUNCTIONS = (
     "compose-model-cache",
     "compose-model-deployment",
     "compose-model-replica",
+    "compose-model-service",
 )
 CSI_PROVISIONER = {
     "gke": "filestore.csi.storage.gke.io",

@@ -122,7 +122,7 @@ def compose_service(
     if deployments is None:
         return Outcome.resolving(xr, CONDITION, f"ModelDeployment {listed(wanted)}")
     found = [deployments[n] for n in wanted if n in deployments]
-    placed = sorted({c for d in found for c in d.placed_on()})
+    placed = sorted({c for d in found for c in d.placed_on})
     awaited = []
     if caches is None and any(d.cache_name for d in found):
         awaited.append("the ModelCaches of its ModelDeployments")
@@ -156,7 +156,7 @@ def compose_service(
                 caches=caches or {},
             )
             for d in found
-            if cluster in d.placed_on()
+            if cluster in d.placed_on
         ]
         rows = [d.as_row() for d in decisions]
         facts = (clusters or {}).get(cluster)

@@ -89,7 +89,7 @@ def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) ->
                 break
             if caches is not None:
                 caches[name] = staged[0] if staged else None
-        placed = sorted({c for d in deployments.values() for c in d.placed_on()})
+        placed = sorted({c for d in deployments.values() for c in d.placed_on})
         require_named_clusters(rsp, placed)
         found = resolved_named(req, placed, read_cluster_facts)
         clusters = {f.view.name: f for f in found} if found is not None else None

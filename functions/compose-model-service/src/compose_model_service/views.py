@@ -2,6 +2,7 @@
 them from the required resources; tests build them directly)."""
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from modelfleet_contracts.clusters import ClusterView
 
@@ -26,12 +27,20 @@ class DeploymentView:
     cache_name: str = ""  # its spec.modelCacheRef.name ("" when it reads no cache)
     rows: tuple[ServingRow, ...] = ()
 
-    def row(self, cluster: str) -> ServingRow | None:
-        return next((r for r in self.rows if r.cluster == cluster), None)
+    @cached_property
+    def _by_cluster(self) -> dict[str, ServingRow]:
+        rows: dict[str, ServingRow] = {}
+        for r in self.rows:
+            rows.setdefault(r.cluster, r)  # the first row of a cluster, as listed
+        return rows
 
-    def placed_on(self) -> list[str]:
+    def row(self, cluster: str) -> ServingRow | None:
+        return self._by_cluster.get(cluster)
+
+    @cached_property
+    def placed_on(self) -> frozenset[str]:
         """The clusters it has serving groups placed on."""
-        return [r.cluster for r in self.rows if r.cluster and r.replicas > 0]
+        return frozenset(r.cluster for r in self.rows if r.cluster and r.replicas > 0)
 
 
 @dataclass(frozen=True)

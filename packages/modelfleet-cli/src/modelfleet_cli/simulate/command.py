@@ -38,6 +38,7 @@ FUNCTIONS = (
     "compose-model-cache",
     "compose-model-deployment",
     "compose-model-replica",
+    "compose-model-service",
 )
 
 
