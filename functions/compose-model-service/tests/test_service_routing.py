@@ -102,14 +102,14 @@ CASES = [
         reason="Routed",
     ),
     Case(
-        "the canary at 100%: only the new revision is routed where it serves",
+        "the canary at 100%: a cluster where only weight-0 backends run is listed, not counted",
         canary_world(),
         xr=model_service({"qwen-v1": 0, "qwen-v2": 100}),
         routes={"gke-us": {"qwen-v2": 100}},
         backends={"eks-eu": {"qwen-v1": "WeightZero"}},
-        cluster_reasons={"eks-eu": "NoAvailableBackend"},
-        routed="1/2",
-        reason="Partial",
+        cluster_reasons={"eks-eu": "Unweighted"},
+        routed="1/1",
+        reason="Routed",
     ),
     Case(
         "a deployment serving another model name is held out, naming the fix",

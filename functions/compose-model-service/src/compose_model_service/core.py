@@ -38,6 +38,7 @@ GATEWAY_NOT_FOUND = "GatewayNotFound"
 GATEWAY_UNKNOWN = "GatewayUnknown"
 NAME_CONFLICT = "NameConflict"
 NO_AVAILABLE_BACKEND = "NoAvailableBackend"
+UNWEIGHTED = "Unweighted"
 
 
 def route_key(cluster: str) -> str:
@@ -159,6 +160,19 @@ def compose_service(
             if cluster in d.placed_on
         ]
         rows = [d.as_row() for d in decisions]
+        if all(d.weight == 0 for d in decisions):
+            # The user sends this cluster nothing: it is listed, not counted, not routed.
+            work.rows.append(
+                ClusterRow(
+                    cluster,
+                    False,
+                    UNWEIGHTED,
+                    f"every backend placed on {cluster} has weight 0",
+                    backends=rows,
+                    counted=False,
+                )
+            )
+            continue
         facts = (clusters or {}).get(cluster)
         if facts is None:
             work.keep(cluster, CLUSTER_NOT_FOUND, f"InferenceCluster {cluster} not found", rows)

@@ -21,6 +21,9 @@ class ClusterRow:
     message: str
     address: str | None = None
     backends: list[dict[str, Any]] = field(default_factory=list)
+    # Counted in `x/y clusters routed`: False where every backend has weight 0 (the user
+    # routes nothing there).
+    counted: bool = True
 
     def as_status(self) -> dict[str, Any]:
         row: dict[str, Any] = {
@@ -39,12 +42,15 @@ def service_status(
     weights: str, rows: list[ClusterRow], missing: list[str]
 ) -> tuple[dict[str, Any], list[Status], bool]:
     """(status, [Routed], ready). Ready once every cluster where a backend serves is
-    routed. `missing`: the ModelDeployments the spec names that do not exist."""
+    routed (clusters where every backend has weight 0 aside). `missing`: the
+    ModelDeployments the spec names that do not exist."""
+    every = rows
+    rows = [r for r in every if r.counted]
     routed = [r for r in rows if r.routed]
     status: dict[str, Any] = {
         "weights": weights,
         "summary": {"routed": f"{len(routed)}/{len(rows)}"},
-        "clusters": [r.as_status() for r in rows],
+        "clusters": [r.as_status() for r in every],
     }
     gone = f"; ModelDeployment {listed(missing)} not found" if missing else ""
     if not rows:

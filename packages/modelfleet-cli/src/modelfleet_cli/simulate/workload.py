@@ -13,7 +13,13 @@ simulated providers drive it.
 import copy
 from typing import Any
 
-from modelfleet_contracts.api import LWS_API_VERSION, LWS_KIND
+from modelfleet_contracts.api import (
+    GATEWAY_API_GROUP,
+    GATEWAY_KIND,
+    HTTP_ROUTE_KIND,
+    LWS_API_VERSION,
+    LWS_KIND,
+)
 from modelfleet_contracts.conditions import condition_true
 from modelfleet_contracts.fields import int_at, list_at, mapping_at, mapping_path
 
@@ -36,6 +42,8 @@ __all__ = ["ApplyError", "HydrationFault", "Pool", "WorkloadCluster"]
 
 CLUSTER_SCOPED = frozenset({"Namespace", "StorageClass", "CustomResourceDefinition"})
 LWS_GROUP = LWS_API_VERSION.split("/")[0]
+# API groups a cluster serves only once their CRDs are installed (install_crd).
+CRD_GROUPS = frozenset({LWS_GROUP, GATEWAY_API_GROUP})
 
 
 KINDS_IN_CONTROLLER_ORDER = ("Namespace", "PersistentVolumeClaim", "Job")
@@ -141,7 +149,8 @@ class WorkloadCluster:
         key = key_of(manifest)
         if not key[2]:
             raise ApplyError(f"{kind}: metadata.name is required")
-        if api_version.split("/")[0] == LWS_GROUP and LWS_GROUP not in self.crds:
+        group = api_version.split("/")[0] if "/" in api_version else ""
+        if group in CRD_GROUPS and group not in self.crds:
             raise ApplyError(
                 f'no matches for kind "{kind}" in version "{api_version}": '
                 "ensure CRDs are installed first"
@@ -221,9 +230,37 @@ class WorkloadCluster:
                 self._bind_claim(key, obj)
             elif kind == "Job":
                 self._run_job(key, obj)
+            elif kind == HTTP_ROUTE_KIND:
+                self._admit_route(obj)
         self._collect_finished_jobs()
         self._schedule_workloads()
         self._finalize_claims()
+
+    def _admit_route(self, route: dict[str, Any]) -> None:
+        """The Gateway's controller: each parent Gateway that exists and is Programmed accepts
+        the route; one that does not exist does not (NoMatchingParent)."""
+        parents = []
+        for ref in list_at(mapping_at(route, "spec"), "parentRefs"):
+            if not isinstance(ref, dict) or ref.get("kind", GATEWAY_KIND) != GATEWAY_KIND:
+                continue
+            namespace = ref.get("namespace") or mapping_at(route, "metadata").get("namespace")
+            gateway = self.objects.get((GATEWAY_KIND, str(namespace), str(ref.get("name"))))
+            found = gateway is not None and _has_condition(gateway, "Programmed")
+            condition = {
+                "type": "Accepted",
+                "status": "True" if found else "False",
+                "reason": "Accepted" if found else "NoMatchingParent",
+            }
+            if not found:
+                condition["message"] = f"Gateway {namespace}/{ref.get('name')} not found"
+            parents.append(
+                {
+                    "parentRef": dict(ref),
+                    "controllerName": "simulated.modelfleet.io/gateway",
+                    "conditions": [condition],
+                }
+            )
+        route["status"] = {"parents": parents}
 
     def _collect_finished_jobs(self) -> None:
         """Kubernetes' TTL-after-finished controller: a finished Job with
