@@ -2,16 +2,12 @@
 
 from typing import Any
 
-from modelfleet_contracts.api import (
-    GATEWAY_API_GROUP,
-    GATEWAY_API_VERSION,
-    GATEWAY_KIND,
-    INFERENCE_CLUSTER,
-)
+from modelfleet_contracts.api import GATEWAY_API_GROUP, INFERENCE_CLUSTER
 from modelfleet_contracts.clusters import DEFAULT_WORKLOAD_NAMESPACE
 from modelfleet_contracts.fields import list_at, mapping_at
 
 from modelfleet_cli.simulate.fleet import Fleet
+from modelfleet_cli.simulate.gateways import gateway_address, programmed_gateway
 from modelfleet_cli.simulate.scheduling import Pool
 from modelfleet_cli.simulate.workload import WorkloadCluster
 
@@ -70,28 +66,3 @@ def workload_clusters(fleet: Fleet, settings: dict[str, Any]) -> dict[str, Workl
                 cluster.add_existing(obj)
         clusters[name] = cluster
     return clusters
-
-
-def gateway_address(index: int) -> str:
-    """The address of the `index`-th cluster's Gateway: 10.<high>.<low>.1, one per cluster."""
-    return f"10.{(index >> 8) & 255}.{index & 255}.1"
-
-
-def programmed_gateway(name: str, namespace: str, address: str) -> dict[str, Any]:
-    """A Gateway as its controller reports it once Programmed at `address`."""
-    return {
-        "apiVersion": GATEWAY_API_VERSION,
-        "kind": GATEWAY_KIND,
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {
-            "gatewayClassName": "simulated",
-            "listeners": [{"name": "http", "port": 80, "protocol": "HTTP"}],
-        },
-        "status": {
-            "addresses": [{"type": "IPAddress", "value": address}],
-            "conditions": [
-                {"type": "Accepted", "status": "True", "reason": "Accepted"},
-                {"type": "Programmed", "status": "True", "reason": "Programmed"},
-            ],
-        },
-    }

@@ -20,7 +20,7 @@ from modelfleet_cli.port_option import function_ports_option
 from modelfleet_cli.simulate import faults as f
 from modelfleet_cli.simulate.clusters import workload_clusters
 from modelfleet_cli.simulate.control_plane import ControlPlane
-from modelfleet_cli.simulate.edits import EditError, edits_from_settings
+from modelfleet_cli.simulate.edits import EditError, apply_edit, edits_from_settings
 from modelfleet_cli.simulate.fleet import FleetError, load_fleet, load_settings, xr_id
 from modelfleet_cli.simulate.objects import key_of
 from modelfleet_cli.simulate.phase_grid import PhaseGrid, draw
@@ -140,7 +140,7 @@ def simulate_fleet(
     noted = refused = 0
     while plane.round < limit:
         for change in (e for e in edits if e.round == plane.round + 1):
-            why_not = plane.edit(change.key, change.patch)
+            why_not = apply_edit(plane.store, change)
             if why_not:
                 timeline.note(change.round, f"edit of {change.target} refused: {why_not}")
             else:

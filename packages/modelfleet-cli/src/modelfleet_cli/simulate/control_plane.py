@@ -33,7 +33,6 @@ from modelfleet_cli.discovery import composition_for
 from modelfleet_cli.pipeline import Caller, PipelineResult, run_pipeline
 from modelfleet_cli.simulate import clock, composing, deletion, names, usages
 from modelfleet_cli.simulate import faults as f
-from modelfleet_cli.simulate.edits import merge_patch
 from modelfleet_cli.simulate.fleet import Fleet, xr_id
 from modelfleet_cli.simulate.objects import (
     Key,
@@ -48,7 +47,6 @@ from modelfleet_cli.simulate.records import Event, Loss, Refusal
 from modelfleet_cli.simulate.store import Store
 from modelfleet_cli.simulate.workload import HydrationFault, WorkloadCluster
 from modelfleet_cli.xr_conditions import RESPONSIVE, set_conditions
-from modelfleet_cli.xrd import check_xr
 
 START = datetime(2025, 1, 1, tzinfo=UTC)
 
@@ -272,22 +270,6 @@ class ControlPlane:
             armed.append(hydration)
         elif self.round == fault.until:
             armed[:] = [h for h in armed if h is not hydration]
-
-    def edit(self, key: Key, patch: dict[str, Any]) -> str | None:
-        """A user's merge patch of the XR `key` (edits.py), as the API server takes it; why
-        it refused the patch, or None once applied."""
-        xr = self.store.get(key)
-        if xr is None:
-            return "no such XR"
-        patched = merge_patch(xr, patch)
-        check = check_xr({k: v for k, v in patched.items() if k != "status"})
-        if check.refused:
-            return check.refusal(xr_id(xr))
-        xr.clear()
-        xr.update(patched)
-        metadata = xr.setdefault("metadata", {})
-        metadata["generation"] = int(metadata.get("generation") or 1) + 1
-        return None
 
     @property
     def now(self) -> datetime:

@@ -9,7 +9,10 @@ from typing import Any
 
 from modelfleet_contracts.api import API_VERSION
 
+from modelfleet_cli.simulate.fleet import xr_id
 from modelfleet_cli.simulate.objects import Key
+from modelfleet_cli.simulate.store import Store
+from modelfleet_cli.xrd import check_xr
 
 
 class EditError(ValueError):
@@ -73,3 +76,20 @@ def edits_from_settings(entries: Any) -> list[Edit]:
             raise EditError(f"simulation.yaml: edit {target}: round must be >= 1")
         edits.append(Edit(round_no, target, entry["patch"]))
     return sorted(edits, key=lambda e: e.round)
+
+
+def apply_edit(store: Store, edit: Edit) -> str | None:
+    """The user's merge patch of an XR on the control plane, as the API server takes it (its
+    XRD's schema and rules; the generation moves on); why it refused, or None once applied."""
+    xr = store.get(edit.key)
+    if xr is None:
+        return "no such XR"
+    patched = merge_patch(xr, edit.patch)
+    check = check_xr({k: v for k, v in patched.items() if k != "status"})
+    if check.refused:
+        return check.refusal(xr_id(xr))
+    xr.clear()
+    xr.update(patched)
+    metadata = xr.setdefault("metadata", {})
+    metadata["generation"] = int(metadata.get("generation") or 1) + 1
+    return None

@@ -13,16 +13,11 @@ simulated providers drive it.
 import copy
 from typing import Any
 
-from modelfleet_contracts.api import (
-    GATEWAY_API_GROUP,
-    GATEWAY_KIND,
-    HTTP_ROUTE_KIND,
-    LWS_API_VERSION,
-    LWS_KIND,
-)
+from modelfleet_contracts.api import GATEWAY_API_GROUP, HTTP_ROUTE_KIND, LWS_API_VERSION, LWS_KIND
 from modelfleet_contracts.conditions import condition_true
 from modelfleet_contracts.fields import int_at, list_at, mapping_at, mapping_path
 
+from modelfleet_cli.simulate.gateways import admit_route
 from modelfleet_cli.simulate.hydration import (
     HydrationFault,
     complete,
@@ -231,36 +226,10 @@ class WorkloadCluster:
             elif kind == "Job":
                 self._run_job(key, obj)
             elif kind == HTTP_ROUTE_KIND:
-                self._admit_route(obj)
+                admit_route(self.objects, obj)
         self._collect_finished_jobs()
         self._schedule_workloads()
         self._finalize_claims()
-
-    def _admit_route(self, route: dict[str, Any]) -> None:
-        """The Gateway's controller: each parent Gateway that exists and is Programmed accepts
-        the route; one that does not exist does not (NoMatchingParent)."""
-        parents = []
-        for ref in list_at(mapping_at(route, "spec"), "parentRefs"):
-            if not isinstance(ref, dict) or ref.get("kind", GATEWAY_KIND) != GATEWAY_KIND:
-                continue
-            namespace = ref.get("namespace") or mapping_at(route, "metadata").get("namespace")
-            gateway = self.objects.get((GATEWAY_KIND, str(namespace), str(ref.get("name"))))
-            found = gateway is not None and _has_condition(gateway, "Programmed")
-            condition = {
-                "type": "Accepted",
-                "status": "True" if found else "False",
-                "reason": "Accepted" if found else "NoMatchingParent",
-            }
-            if not found:
-                condition["message"] = f"Gateway {namespace}/{ref.get('name')} not found"
-            parents.append(
-                {
-                    "parentRef": dict(ref),
-                    "controllerName": "simulated.modelfleet.io/gateway",
-                    "conditions": [condition],
-                }
-            )
-        route["status"] = {"parents": parents}
 
     def _collect_finished_jobs(self) -> None:
         """Kubernetes' TTL-after-finished controller: a finished Job with
