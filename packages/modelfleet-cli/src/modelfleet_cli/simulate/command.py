@@ -84,6 +84,18 @@ def _inventory(plane: ControlPlane) -> dict[str, Any]:
                 entry["terminating"] = bool(mapping_at(obj, "metadata").get("deletionTimestamp"))
             if kind == "Job":
                 entry["conditions"] = [c.get("type") for c in list_at(status, "conditions")]
+            if kind == "HTTPRoute":
+                entry["backends"] = {
+                    str(b.get("name")): b.get("weight", 1)
+                    for rule in list_at(spec, "rules")
+                    for b in list_at(rule, "backendRefs")
+                }
+                entry["accepted"] = [
+                    c.get("status")
+                    for p in list_at(status, "parents")
+                    for c in list_at(p, "conditions")
+                    if c.get("type") == "Accepted"
+                ]
             objects.append(entry)
         out[name] = {"objects": objects, "events": cluster.events}
     return out
