@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from simulate_runs import simulate_with_timeline
 
 CANARY = Path(__file__).resolve().parents[3] / "examples" / "canary"
-SERVICE = "ModelService ml-team/qwen3-0-6b"
+SERVICE = "ModelService ml-team/qwen3"
 CLUSTERS = ("gke-eu", "gke-us")
 
 
@@ -50,7 +50,7 @@ def test_the_canary_moves_from_10_to_50_to_100_percent_on_the_timeline(canary):
         "qwen3-0-6b-stable=50 qwen3-0-6b-canary=50",
         "qwen3-0-6b-stable=0 qwen3-0-6b-canary=100",
     ]
-    assert "edited ModelService/ml-team/qwen3-0-6b" in timeline
+    assert "edited ModelService/ml-team/qwen3" in timeline
     for name in CLUSTERS:
         assert f"{name}: qwen3-0-6b-stable 90, qwen3-0-6b-canary 10 at http://" in timeline
         assert f"{name}: qwen3-0-6b-canary 100 at http://" in timeline
