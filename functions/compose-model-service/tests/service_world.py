@@ -11,11 +11,13 @@ from compose_model_service.fn import (
     SERVICES,
     cache_requirement,
     deployment_requirement,
+    referenced_deployments,
     run_function,
 )
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.edge.requirements import cluster_requirement
 from modelfleet_contracts.edge.runner import SafeRunner
+from modelfleet_contracts.fields import list_at, mapping_at
 from modelfleet_contracts.naming import workload_name
 from modelfleet_contracts.serving import service_address
 from modelfleet_devtools.requests import desired_resources, run_function_request
@@ -139,22 +141,28 @@ class World:
     unresolved: bool = False  # Crossplane has not resolved the deployments yet
 
     def required(self, xr: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+        """What Crossplane resolves for the requirements (read as the function names them,
+        whatever shape the XR and the world are in)."""
         if self.unresolved:
             return {}
-        by_name = {d["metadata"]["name"]: d for d in self.deployments}
+        by_name = {_name(d): d for d in self.deployments}
         out: dict[str, list[dict[str, Any]]] = {SERVICES: [xr, *self.services]}
-        for backend in xr["spec"]["backends"]:
-            name = backend["modelDeploymentRef"]["name"]
+        for name in referenced_deployments(xr):
             out[deployment_requirement(name)] = [by_name[name]] if name in by_name else []
         for cache in self.caches:
-            out[cache_requirement(cache["metadata"]["name"])] = [cache]
+            out[cache_requirement(_name(cache))] = [cache]
         out.setdefault(cache_requirement("qwen3"), [])
         for ic in self.clusters:
-            out[cluster_requirement(ic["metadata"]["name"])] = [ic]
+            out[cluster_requirement(_name(ic))] = [ic]
         for d in self.deployments:
-            for row in d["status"]["clusters"]:
-                out.setdefault(cluster_requirement(row["name"]), [])
+            for row in list_at(mapping_at(d, "status"), "clusters"):
+                if isinstance(row, dict) and isinstance(row.get("name"), str):
+                    out.setdefault(cluster_requirement(row["name"]), [])
         return out
+
+
+def _name(obj: dict[str, Any]) -> str:
+    return str(mapping_at(obj, "metadata").get("name"))
 
 
 def run(
