@@ -224,3 +224,19 @@ def test_invalid_input_is_a_warning_event_and_keeps_the_status_reported_before()
     rsp = run(xr, world(), observed=OBSERVED)
     assert any(kind == "Warning" and "sum to 0" in text for kind, text in events(rsp))
     assert desired_status(rsp)["clusters"] == desired_status(BEFORE)["clusters"]
+
+
+@pytest.mark.parametrize(
+    "model",
+    ["$(rm -rf /)", "../../etc", "a//b", "qwen/", "/qwen", "qwen\nHost: evil", "qwen?x=1", "a b"],
+)
+def test_a_model_name_that_is_no_path_segment_never_reaches_a_route(model: str) -> None:
+    """The model name becomes the route's path prefix: anything but segments of letters,
+    digits, dots, dashes and underscores is refused, and the routes composed before are kept."""
+    xr = model_service(model=model)
+    xr["status"] = desired_status(BEFORE)
+    rsp = run(xr, world(), observed=OBSERVED)
+    assert conditions(rsp)["Routed"].reason == "InvalidSpec"
+    assert "spec.modelName" in conditions(rsp)["Routed"].message
+    for key, obj in desired_resources(rsp).items():
+        assert obj["spec"] == OBSERVED[key]["spec"]
