@@ -3,14 +3,18 @@ size, the steady state it claims to measure (the builders stop unless the functi
 the composite Ready). Not timed: performance is measured by running the scripts. And
 docs/benchmarks.md has one section for each table they write, in the shape they print it."""
 
+import asyncio
 import importlib.util
 import sys
 from collections import Counter
 from pathlib import Path
 from types import ModuleType
+from unittest import mock
 
 import pytest
+from compose_model_cache import main as cache_main
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from modelfleet_contracts.edge.replay import replayable
 from modelfleet_devtools.bench import scenario_sections
 from modelfleet_devtools.docs_sections import (
     BENCHMARKS_DOC,
@@ -26,6 +30,7 @@ HYDRATOR_SCRIPT = ROOT / "packages/modelfleet-hydrator/benchmarks/hydrator_speed
 SIMULATE_SCRIPT = ROOT / "packages/modelfleet-cli/benchmarks/bench_simulate.py"
 RELEASE_SCRIPT = ROOT / "packages/modelfleet-devtools/benchmarks/bench_release.py"
 UPSTREAM_SCRIPT = ROOT / "functions/compose-model-cache/benchmarks/fleet_vs_upstream.py"
+STAGING_SCRIPT = ROOT / "packages/modelfleet-cli/benchmarks/bench_staging.py"
 
 
 def load(path: Path) -> ModuleType:
@@ -78,6 +83,7 @@ def test_the_docs_have_one_section_for_every_table_of_every_script():
     writes is there exactly once, and there is no other."""
     hydrator, simulate = load(HYDRATOR_SCRIPT), load(SIMULATE_SCRIPT)
     release, upstream = load(RELEASE_SCRIPT), load(UPSTREAM_SCRIPT)
+    staging = load(STAGING_SCRIPT)
     sections = {
         name: (path, scenario)
         for path in SCRIPTS
@@ -90,6 +96,7 @@ def test_the_docs_have_one_section_for_every_table_of_every_script():
         scale.SECTION,
         release.SECTION,
         upstream.SECTION,
+        staging.SECTION,
     ]
     text = BENCHMARKS_DOC.read_text()
     assert Counter(section_names(text)) == Counter(written)
@@ -106,6 +113,10 @@ def test_the_docs_have_one_section_for_every_table_of_every_script():
     assert section_body(text, scale.SECTION).startswith(
         "Produced by `uv run modelfleet-scale-bench"
     )
+    heading, measured_by, table = section_body(text, staging.SECTION).split("\n\n")
+    assert heading == f"### {staging.TITLE}"
+    assert measured_by.startswith(f"Measured by `{script_command(STAGING_SCRIPT)}` on ")
+    assert table.startswith(staging.HEADER)
 
 
 def test_the_simulate_benchmark_runs_a_fleet_to_ready_and_excerpts_it(tmp_path):
@@ -167,9 +178,15 @@ def test_the_scale_benchmark_tells_what_staging_added_to_the_idle_fleet():
 def test_the_side_by_side_cycle_is_the_fleet_at_steady_state():
     """fleet_vs_upstream.py's cycle, ours, over one more cluster than a shard holds: the
     ModelCache and both of its shards, each request one that changes nothing and is Ready
-    (upstream's side needs its checkout, so it runs with the script only)."""
+    (upstream's side needs its checkout, so it runs with the script only). The server
+    answers each again without deciding: its answer asks for no recheck off the clock."""
     upstream = load(UPSTREAM_SCRIPT)
     cycle = upstream.our_cycle(33)
     assert sorted(name for name, _ in cycle) == ["cache", "shard-0", "shard-1"]
+    served = cache_main.served()
     for _, req in cycle:
         assert upstream.RUNNER.run(req).desired.composite.ready == fnv1.READY_TRUE
+        first = asyncio.run(served.RunFunction(req))
+        assert replayable(first)
+        with mock.patch.object(served, "run", side_effect=AssertionError("decided again")):
+            assert asyncio.run(served.RunFunction(req)) == first

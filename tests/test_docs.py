@@ -124,7 +124,9 @@ def multinode_gang() -> tuple[dict[str, Any], list[dict[str, Any]]]:
             required={"inference-clusters": clusters, "model-cache": [cache], "model-replicas": []},
         )
     )
-    (replica,) = desired_resources(scheduled).values()
+    (replica,) = [
+        r for r in desired_resources(scheduled).values() if r["kind"] == "ModelReplica"
+    ]  # its Usages aside
     replica["metadata"]["namespace"] = deployment["metadata"]["namespace"]
     cluster = next(c for c in clusters if c["metadata"]["name"] == replica["spec"]["clusterName"])
     composed = SafeRunner(replica_fn, "compose-model-replica").run(

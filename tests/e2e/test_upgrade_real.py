@@ -11,6 +11,8 @@ Ready on every cluster and serving stays available; afterwards no claim or lasti
 deleted or re-created, no hydration Job ran (no byte downloaded again), and the serving
 Deployments are the same objects with the same pod template, but for what this release changes
 in every serving pod on purpose (SERVING_CHANGES): the Deployments roll once for that, in place.
+Then a replica the previous release composed, with the Usages it composed then, is scaled away:
+it is gone, Usages and all, rather than Terminating for good.
 """
 
 from __future__ import annotations
@@ -357,3 +359,36 @@ def test_upgrading_from_the_previous_release_loses_nothing(fleet: Fleet) -> None
         else:
             assert now == was, f"{what}: {was} before the upgrade, {now} after"
     assert not plane.clusters.stand_ins.errors()
+    scaled_away_without_a_deadlock(fleet)
+
+
+def scaled_away_without_a_deadlock(fleet: Fleet) -> None:
+    """Scaled to one replica, the deployment drops a replica the previous release composed
+    (Crossplane deletes it in the foreground); that replica and every Usage `by` it go."""
+    plane = fleet.plane
+    plane.client.merge_patch(xr_path(fleet.deployment), {"spec": {"replicas": 1}})
+    usages = resource_path("protection.crossplane.io/v1beta1", "usages", NAMESPACE)
+    left: list[str] = []
+
+    def one_replica_and_its_usages_left() -> bool:
+        replicas = {r["metadata"]["name"] for r in fleet.replicas()}
+        by = {
+            f"Usage {u['metadata']['name']} by {u['spec']['by']['resourceRef']['name']} "
+            f"(deletionTimestamp {u['metadata'].get('deletionTimestamp')})"
+            for u in plane.client.list(usages)
+            if (u["spec"].get("by") or {}).get("kind") == "ModelReplica"
+            and u["spec"]["by"]["resourceRef"]["name"] not in replicas
+            and not u["spec"]["by"]["resourceRef"]["name"].startswith("Retired-")
+        }
+        left[:] = [
+            f"ModelReplica {r['metadata']['name']} (deletionTimestamp "
+            f"{r['metadata'].get('deletionTimestamp')})"
+            for r in fleet.replicas()
+        ] + sorted(by)
+        return len(replicas) == 1 and not by
+
+    try:
+        wait_for(one_replica_and_its_usages_left, what="the scaled-away replica gone",
+                 timeout=120, every=2)  # fmt: skip
+    except TimeoutError as error:
+        raise AssertionError(f"{error}; still there: {left}") from None

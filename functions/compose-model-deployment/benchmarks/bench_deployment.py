@@ -98,12 +98,15 @@ def build_request(count: int) -> fnv1.RunFunctionRequest:
         REPLICAS: others,
     }
     first = RUNNER.run(run_function_request(xr, required=required))
-    mine = {name: _ready(r) for name, r in desired_resources(first).items()}
+    composed = desired_resources(first)
+    mine = {n: _ready(r) for n, r in composed.items() if r.get("kind") == "ModelReplica"}
     if len(mine) != count:
         raise SystemExit(f"expected {count} ModelReplicas, the function placed {len(mine)}")
+    # The Usages it composes by each replica (of the cache and the cluster), as observed.
+    usages = {n: r for n, r in composed.items() if r.get("kind") == "Usage"}
     required[REPLICAS] = others + list(mine.values())
     xr["status"] = {"replicas": {"desired": count, "ready": count}}
-    req = run_function_request(xr, observed=mine, required=required)
+    req = run_function_request(xr, observed={**mine, **usages}, required=required)
     require_ready(RUNNER, req, f"ModelDeployment over {count} clusters")
     return req
 

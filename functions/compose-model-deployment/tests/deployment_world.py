@@ -68,6 +68,16 @@ def schedule(
     return RUNNER.run(run_function_request(xr, observed=observed, required=required))
 
 
+def desired_replicas(rsp: fnv1.RunFunctionResponse) -> dict[str, dict[str, Any]]:
+    """The desired ModelReplicas, by composition-resource-name (their Usages left out)."""
+    return {k: r for k, r in desired_resources(rsp).items() if r.get("kind") == "ModelReplica"}
+
+
+def desired_usages(rsp: fnv1.RunFunctionResponse) -> dict[str, dict[str, Any]]:
+    """The desired Usages (usage.py), by composition-resource-name."""
+    return {k: r for k, r in desired_resources(rsp).items() if r.get("kind") == "Usage"}
+
+
 def placement(rsp: fnv1.RunFunctionResponse) -> dict[str, int]:
     return {
         r["spec"]["clusterName"]: int(r["spec"]["replicas"])

@@ -3,8 +3,9 @@
 What Crossplane does between two calls is played here: the response's conditions are
 stored on the XR the way Crossplane stores them (a condition that says the same as before
 keeps its `lastTransitionTime`; one that changes is stamped now), the composed ModelReplicas
-become the observed ones, and each replica reports the readiness the test gives it. Time
-passes by moving every stored stamp into the past, which is what the function measures.
+and their Usages become the observed ones, and each replica reports the readiness the test
+gives it. Time passes by moving every stored stamp into the past, which is what the function
+measures.
 """
 
 import copy
@@ -13,9 +14,16 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from deployment_world import cache_on, deployment, placement, schedule
+from deployment_world import (
+    cache_on,
+    deployment,
+    desired_replicas,
+    desired_usages,
+    placement,
+    schedule,
+)
 from modelfleet_contracts.labels import REPLACES_ANNOTATION
-from modelfleet_devtools.requests import condition_status, desired_resources, events
+from modelfleet_devtools.requests import condition_status, events
 
 
 def rfc3339(moment: datetime) -> str:
@@ -35,6 +43,7 @@ class Fleet:
     serving: dict[str, int] = field(default_factory=dict)
     xr: dict[str, Any] = field(init=False)
     observed: dict[str, dict[str, Any]] = field(default_factory=dict)
+    usages: dict[str, dict[str, Any]] = field(default_factory=dict)
     last: fnv1.RunFunctionResponse | None = None
 
     def __post_init__(self) -> None:
@@ -54,9 +63,11 @@ class Fleet:
             observed[key] = replica | {
                 "status": {"phase": "Ready" if ready else "Progressing", "readyReplicas": ready}
             }
+        observed.update(self.usages)
         rsp = schedule(self.xr, list(self.clusters.values()), cache=cache, observed=observed)
         self._store_conditions(rsp)
-        self.observed = copy.deepcopy(desired_resources(rsp))
+        self.observed = copy.deepcopy(desired_replicas(rsp))
+        self.usages = copy.deepcopy(desired_usages(rsp))
         self.last = rsp
         return rsp
 
@@ -99,6 +110,14 @@ class Fleet:
             for r in self.observed.values()
             if REPLACES_ANNOTATION in r["metadata"].get("annotations", {})
         }
+
+    def used_by(self) -> dict[str, set[str]]:
+        """ModelReplica name -> the kinds its Usages in the last response protect."""
+        out: dict[str, set[str]] = {}
+        for usage in self.usages.values():
+            by = usage["spec"]["by"]["resourceRef"]["name"]
+            out.setdefault(by, set()).add(usage["spec"]["of"]["kind"])
+        return out
 
     def events(self) -> list[tuple[str, str]]:
         assert self.last is not None

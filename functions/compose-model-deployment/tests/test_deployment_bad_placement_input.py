@@ -4,8 +4,8 @@ from typing import Any
 
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from deployment_world import cache_on, deployment, schedule
-from modelfleet_devtools.requests import conditions, desired_resources, events
+from deployment_world import cache_on, deployment, desired_replicas, schedule
+from modelfleet_devtools.requests import conditions, events
 from modelfleet_devtools.world import inference_cluster
 
 US = {"modelfleet.io/region": "us"}
@@ -46,7 +46,7 @@ BAD = [
 )
 def test_bad_placement_input_is_said_at_once_and_keeps_what_was_composed(spec, cache, why, words):
     fine = deployment(replicas=1, modelCacheRef={"name": "kimi-k2"})
-    placed = desired_resources(schedule(fine, CLUSTERS, cache=cache_on("gke-us")))
+    placed = desired_replicas(schedule(fine, CLUSTERS, cache=cache_on("gke-us")))
     assert placed  # a replica composed while the input was good
 
     bad = deployment(replicas=1, modelCacheRef={"name": "kimi-k2"}, **spec)
@@ -55,7 +55,7 @@ def test_bad_placement_input_is_said_at_once_and_keeps_what_was_composed(spec, c
         scheduled = conditions(rsp)["Scheduled"]
         assert (scheduled.status, scheduled.reason) == (fnv1.STATUS_CONDITION_FALSE, why)
         assert all(w in scheduled.message for w in words), scheduled.message
-        assert desired_resources(rsp) == observed  # nothing lost, nothing made up
+        assert desired_replicas(rsp) == observed  # nothing lost, nothing made up
         assert rsp.desired.composite.ready == fnv1.READY_FALSE
         assert ("Warning", f"Scheduled {why}: {scheduled.message}") in events(rsp)
 

@@ -4,11 +4,17 @@ import copy
 import random
 
 from compose_model_deployment.placement import place
-from deployment_world import cache_on, deployment, other_replica, placement, schedule
-from hypothesis import given
+from deployment_world import (
+    cache_on,
+    deployment,
+    desired_replicas,
+    other_replica,
+    placement,
+    schedule,
+)
+from hypothesis import example, given
 from hypothesis import strategies as st
 from modelfleet_devtools.fuzz import crashed, mutate, says_something
-from modelfleet_devtools.requests import desired_resources
 from modelfleet_devtools.world import H100, inference_cluster
 
 
@@ -66,7 +72,7 @@ def test_same_inputs_in_any_order_give_the_same_placement(fleet, replicas, rng):
 def test_a_flapping_cluster_status_never_moves_or_drops_a_replica(fleet, replicas, data):
     clusters, others = fleet
     xr = deployment(replicas=replicas)
-    placed = desired_resources(schedule(xr, clusters, others=others))
+    placed = desired_replicas(schedule(xr, clusters, others=others))
     before = placement(schedule(xr, clusters, others=others))
     flapped = [c | {"status": mutate(data, c["status"])} for c in clusters]
     after = schedule(xr, flapped, others=others, observed=placed)
@@ -93,7 +99,7 @@ def test_random_specs_never_crash_and_never_go_silent(data):
     xr = deployment(replicas=2, modelCacheRef={"name": "kimi-k2"}, resources={"vramGiB": 1200})
 
     clusters = [inference_cluster("gke-us")]
-    placed = desired_resources(schedule(xr, clusters, cache=cache_on("gke-us")))
+    placed = desired_replicas(schedule(xr, clusters, cache=cache_on("gke-us")))
     bad = copy.deepcopy(xr)
     bad["spec"] = mutate(data, bad["spec"])
     rsp = schedule(bad, clusters, cache=cache_on("gke-us"), observed=placed)
@@ -131,9 +137,15 @@ def gang_fleets(draw):
     return clusters, others, cached
 
 
+# GPU memory a model needs: 640 GiB per node on h100 (8 x 80), 320 on a100 (8 x 40).
+VRAMS = [60, 600, 1200, 2000]
+
+
 def gang_deployment(data: st.DataObject, replicas: int) -> dict:
-    # 640 GiB per node on h100 (8 x 80), 320 on a100 (8 x 40).
-    vram = data.draw(st.sampled_from([60, 600, 1200, 2000]), label="vramGiB")
+    return gang_deployment_of(data.draw(st.sampled_from(VRAMS), label="vramGiB"), replicas)
+
+
+def gang_deployment_of(vram: int, replicas: int) -> dict:
     return deployment(
         replicas=replicas, modelCacheRef={"name": "kimi-k2"}, resources={"vramGiB": vram}
     )
@@ -155,7 +167,7 @@ def test_multi_node_placement_never_exceeds_any_pool(fleet, replicas, data):
     for o in others:
         key = (o["spec"]["clusterName"], o["spec"]["nodePool"])
         used[key] = used.get(key, 0) + o["spec"]["replicas"] * o["spec"]["nodes"]
-    for r in desired_resources(rsp).values():
+    for r in desired_replicas(rsp).values():
         s = r["spec"]
         key = (s["clusterName"], s["nodePool"])
         assert s["replicas"] * s["nodes"] + used.get(key, 0) <= pools[key]
@@ -171,29 +183,44 @@ def test_any_order_of_clusters_cache_rows_and_other_replicas_gives_the_same_plac
 ):
     clusters, others, cached = fleet
     xr = gang_deployment(data, replicas)
-    first = desired_resources(schedule(xr, clusters, cache=cache_on(*cached), others=others))
+    first = desired_replicas(schedule(xr, clusters, cache=cache_on(*cached), others=others))
     rng.shuffle(clusters)
     rng.shuffle(others)
     rng.shuffle(cached)
-    again = desired_resources(schedule(xr, clusters, cache=cache_on(*cached), others=others))
+    again = desired_replicas(schedule(xr, clusters, cache=cache_on(*cached), others=others))
     assert again == first
 
 
-@given(gang_fleets(), st.integers(1, 8), st.integers(1, 6), st.data())
+@given(gang_fleets(), st.integers(1, 8), st.integers(1, 6), st.sampled_from(VRAMS))
+@example(
+    # a cannot serve (no shared storage for the cache), d can: 1 on d, 2 on a and d, then the
+    # replica on a (the worse ranked) goes, not d's.
+    fleet=(
+        [
+            inference_cluster("a", node_pools=[{**H100, "nodeCount": 1}], storage_class=None),
+            inference_cluster("d", node_pools=[{**H100, "nodeCount": 1}], storage_class="rwx"),
+        ],
+        [],
+        ["a", "d"],
+    ),
+    start=1,
+    extra=1,
+    vram=60,
+)
 def test_scaling_a_deployment_up_then_down_returns_to_the_original_placement(
-    fleet, start, extra, data
+    fleet, start, extra, vram
 ):
     clusters, others, cached = fleet
-    xr = gang_deployment(data, start)
+    xr = gang_deployment_of(vram, start)
     cache = cache_on(*cached)
-    original = desired_resources(schedule(xr, clusters, cache=cache, others=others))
+    original = desired_replicas(schedule(xr, clusters, cache=cache, others=others))
     grown_xr = {**xr, "spec": {**xr["spec"], "replicas": start + extra}}
-    grown = desired_resources(
+    grown = desired_replicas(
         schedule(grown_xr, clusters, cache=cache, others=others, observed=original)
     )
     for key, r in original.items():  # scaling up never moves what was placed
         assert grown[key]["spec"]["replicas"] >= r["spec"]["replicas"]
-    back = desired_resources(schedule(xr, clusters, cache=cache, others=others, observed=grown))
+    back = desired_replicas(schedule(xr, clusters, cache=cache, others=others, observed=grown))
     assert back == original
 
 
@@ -202,12 +229,12 @@ def test_flapping_cluster_and_cache_status_never_moves_or_drops_a_gang(fleet, re
     clusters, others, cached = fleet
     xr = gang_deployment(data, replicas)
     cache = cache_on(*cached)
-    placed = desired_resources(schedule(xr, clusters, cache=cache, others=others))
+    placed = desired_replicas(schedule(xr, clusters, cache=cache, others=others))
     flapped = [c | {"status": mutate(data, c["status"])} for c in clusters]
     flapped_cache = cache | {"status": mutate(data, cache["status"])}
     rsp = schedule(xr, flapped, cache=flapped_cache, others=others, observed=placed)
     assert not crashed(rsp)
-    after = desired_resources(rsp)
+    after = desired_replicas(rsp)
     for key, r in placed.items():
         assert key in after
         assert after[key]["spec"]["clusterName"] == r["spec"]["clusterName"]

@@ -3,9 +3,9 @@ spec.healing.moveAfterSeconds, make before break, and never because of a flap.""
 
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from deployment_world import deployment, schedule
+from deployment_world import deployment, desired_replicas, schedule
 from healing_world import Fleet
-from modelfleet_devtools.requests import conditions, desired_resources
+from modelfleet_devtools.requests import conditions
 from modelfleet_devtools.world import inference_cluster
 
 
@@ -184,6 +184,6 @@ def test_the_default_grace_period_is_ten_minutes():
 
 def test_the_grace_period_is_the_schedulers_alone():
     xr = deployment(placement={"exclusiveTopology": "zone"}, healing={"moveAfterSeconds": 30})
-    [replica] = desired_resources(schedule(xr, [inference_cluster("a")])).values()
+    [replica] = desired_replicas(schedule(xr, [inference_cluster("a")])).values()
     assert replica["spec"]["placement"] == {"exclusiveTopology": "zone"}
     assert "healing" not in replica["spec"]

@@ -4,8 +4,16 @@ from typing import Any
 
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from deployment_world import cache_on, deployment, other_replica, placement, rows, schedule
-from modelfleet_devtools.requests import conditions, conditions_as_status, desired_resources, events
+from deployment_world import (
+    cache_on,
+    deployment,
+    desired_replicas,
+    other_replica,
+    placement,
+    rows,
+    schedule,
+)
+from modelfleet_devtools.requests import conditions, conditions_as_status, events
 from modelfleet_devtools.world import H100, inference_cluster
 
 CACHE = {"modelCacheRef": {"name": "kimi-k2"}}
@@ -219,7 +227,7 @@ def test_events_only_on_transitions():
     first = schedule(xr, [inference_cluster("gke-us")])
     assert events(first)  # Scheduled, ModelCacheReady, Available: all new
     xr["status"] = {"conditions": conditions_as_status(first)}
-    placed = desired_resources(first)
+    placed = desired_replicas(first)
     assert events(schedule(xr, [inference_cluster("gke-us")], observed=placed)) == []
     more = {**xr, "spec": {**xr["spec"], "replicas": 9}}
     grown = schedule(more, [inference_cluster("gke-us")], observed=placed)

@@ -7,9 +7,9 @@ ModelDeployment's pods run on workload clusters, not beside the XR."""
 from typing import Any
 
 import yaml
-from deployment_world import deployment, placement, schedule
+from deployment_world import deployment, desired_replicas, placement, schedule
 from modelfleet_devtools.paths import APIS_DIR
-from modelfleet_devtools.requests import desired_resources, desired_status
+from modelfleet_devtools.requests import desired_status
 from modelfleet_devtools.validation import require_shared_schemas, validate_manifest
 from modelfleet_devtools.world import inference_cluster
 
@@ -56,10 +56,10 @@ def test_kubectl_scale_up_and_down_moves_placement_and_the_status_replicas():
     assert float(observed_replicas).is_integer()
 
     xr["spec"]["replicas"] = 3  # what the /scale subresource writes at specReplicasPath
-    three = schedule(xr, clusters, observed=desired_resources(one))
+    three = schedule(xr, clusters, observed=desired_replicas(one))
     assert placement(three) == {"a": 2, "b": 1}
     assert desired_status(three)["replicas"]["desired"] == 3
 
     xr["spec"]["replicas"] = 1
-    back = schedule(xr, clusters, observed=desired_resources(three))
+    back = schedule(xr, clusters, observed=desired_replicas(three))
     assert placement(back) == placement(one) == {"a": 1}

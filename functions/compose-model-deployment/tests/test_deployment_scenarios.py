@@ -7,6 +7,7 @@ from deployment_world import (
     RUNNER,
     cache_on,
     deployment,
+    desired_replicas,
     other_replica,
     placement,
     rows,
@@ -14,7 +15,6 @@ from deployment_world import (
 )
 from modelfleet_devtools.requests import (
     conditions,
-    desired_resources,
     desired_status,
     events,
     run_function_request,
@@ -37,7 +37,7 @@ def test_seed_case_a_1_2_tb_model_lands_only_where_there_is_shared_storage():
     xr = deployment(replicas=1, modelCacheRef={"name": "kimi-k2"}, resources={"vramGiB": 1200})
     rsp = schedule(xr, [RWX, NO_RWX], cache=cache_on("gke-us"))
     assert placement(rsp) == {"gke-us": 1}
-    replica = next(iter(desired_resources(rsp).values()))
+    replica = next(iter(desired_replicas(rsp).values()))
     assert (replica["spec"]["nodes"], replica["spec"]["gpusPerNode"]) == (2, 8)
     assert replica["spec"]["nodeSelector"] == H100["nodeSelector"]
     assert replica["spec"]["modelCacheRef"] == {"name": "kimi-k2"}
@@ -73,7 +73,7 @@ def test_single_node_model_needs_no_storage_and_uses_the_pool_gpus():
     xr = deployment(replicas=2, resources={"vramGiB": 16})
     rsp = schedule(xr, [NO_RWX])
     assert placement(rsp) == {"onprem-eu": 2}
-    replica = next(iter(desired_resources(rsp).values()))
+    replica = next(iter(desired_replicas(rsp).values()))
     assert (replica["spec"]["nodes"], replica["spec"]["gpusPerNode"]) == (1, 8)
 
 
@@ -118,10 +118,10 @@ def test_deployment_with_a_cache_goes_only_where_the_cache_is():
 
 def test_missing_cache_holds_placement():
     xr = deployment(replicas=1, modelCacheRef={"name": "kimi-k2"})
-    placed = desired_resources(schedule(xr, [RWX], cache=cache_on("gke-us")))
+    placed = desired_replicas(schedule(xr, [RWX], cache=cache_on("gke-us")))
     rsp = schedule(xr, [RWX], cache=None, observed=placed)
     assert reason(rsp) == (False, "ModelCacheNotFound")
-    assert set(desired_resources(rsp)) == set(placed)
+    assert set(desired_replicas(rsp)) == set(placed)
 
 
 def test_no_matching_cluster():
@@ -150,7 +150,7 @@ UNRESOLVED = [
 def test_unresolved_inputs_keep_every_replica_and_say_what_is_awaited(unresolved, named):
     xr = deployment(replicas=2, modelCacheRef={"name": "kimi-k2"})
     first = schedule(xr, [RWX], cache=cache_on("gke-us"))
-    placed = desired_resources(first)
+    placed = desired_replicas(first)
     xr["status"] = desired_status(first) | {
         "conditions": [{"type": "Scheduled", "status": "True", "reason": "Scheduled"}]
     }
@@ -162,7 +162,7 @@ def test_unresolved_inputs_keep_every_replica_and_say_what_is_awaited(unresolved
     for name in unresolved:
         del required[name]
     rsp = RUNNER.run(run_function_request(xr, observed=placed, required=required))
-    assert desired_resources(rsp) == placed
+    assert desired_replicas(rsp) == placed
     assert desired_status(rsp) == desired_status(first)  # the last placement still shown
     assert rsp.desired.composite.ready == fnv1.READY_FALSE
     # Scheduled keeps its status (the placement is not known to be wrong) and says why.
@@ -190,21 +190,21 @@ def test_unresolved_inputs_keep_every_replica_and_say_what_is_awaited(unresolved
 )
 def test_a_flapping_cluster_keeps_its_replica(flap):
     xr = deployment(replicas=2)
-    placed = desired_resources(schedule(xr, [RWX]))
+    placed = desired_replicas(schedule(xr, [RWX]))
     rsp = schedule(xr, [flap], observed=placed)
     assert placement(rsp) == {"gke-us": 2}
 
 
 def test_a_replica_kept_through_a_flap_is_carried_as_observed_with_the_new_count():
     xr = deployment(replicas=2)
-    [(key, replica)] = desired_resources(schedule(xr, [RWX])).items()
+    [(key, replica)] = desired_replicas(schedule(xr, [RWX])).items()
     seen = replica | {
         "metadata": replica["metadata"] | {"uid": "3f1c", "annotations": {"team": "ml"}},
         "status": {"phase": "Ready", "readyReplicas": 2},
     }
     xr["spec"]["replicas"] = 1  # scaled down while the cluster is disconnected
     flap = inference_cluster("gke-us", connected=False)
-    kept = desired_resources(schedule(xr, [flap], observed={key: seen}))[key]
+    kept = desired_replicas(schedule(xr, [flap], observed={key: seen}))[key]
     assert kept["spec"] == replica["spec"] | {"replicas": 1}
     # Carried, not rebuilt: what others wrote stays, server-set metadata and status go.
     assert kept["metadata"] == replica["metadata"] | {"annotations": {"team": "ml"}}
@@ -214,7 +214,7 @@ def test_a_replica_kept_through_a_flap_is_carried_as_observed_with_the_new_count
 def test_a_deleted_or_unmatched_cluster_loses_its_replica():
     xr = deployment(replicas=1, clusterSelector={"matchLabels": {"tier": "gold"}})
     gold = inference_cluster("gold", labels={"tier": "gold"})
-    placed = desired_resources(schedule(xr, [gold]))
+    placed = desired_replicas(schedule(xr, [gold]))
     demoted = inference_cluster("gold", labels={"tier": "bronze"})
     assert placement(schedule(xr, [demoted], observed=placed)) == {}
 
@@ -222,7 +222,7 @@ def test_a_deleted_or_unmatched_cluster_loses_its_replica():
 def test_scale_subresource_replicas_drive_placement():
     clusters = [inference_cluster(n) for n in ("a", "b")]
     xr = deployment(replicas=1)
-    one = desired_resources(schedule(xr, clusters))
+    one = desired_replicas(schedule(xr, clusters))
     xr["spec"]["replicas"] = 3  # kubectl scale md/kimi-k2 --replicas 3
     rsp = schedule(xr, clusters, observed=one)
     assert placement(rsp) == {"a": 2, "b": 1}
@@ -231,7 +231,7 @@ def test_scale_subresource_replicas_drive_placement():
 
 def test_ready_counts_from_the_observed_replicas():
     xr = deployment(replicas=1)
-    placed = desired_resources(schedule(xr, [RWX]))
+    placed = desired_replicas(schedule(xr, [RWX]))
     key = next(iter(placed))
     placed[key]["status"] = {"phase": "Ready", "readyReplicas": 1, "replicas": 1}
     rsp = schedule(xr, [RWX], observed=placed)
@@ -248,7 +248,7 @@ def test_composed_replicas_are_valid_model_replicas():
         resources={"vramGiB": 1200},
         placement={"exclusiveTopology": "cloud.google.com/gke-nodepool"},
     )
-    for obj in desired_resources(schedule(xr, [RWX], cache=cache_on("gke-us"))).values():
+    for obj in desired_replicas(schedule(xr, [RWX], cache=cache_on("gke-us"))).values():
         assert_valid(obj | {"metadata": {**obj["metadata"], "namespace": "ml-team"}})
 
 
@@ -264,7 +264,7 @@ def test_each_cluster_gets_one_model_replica_with_the_fully_resolved_placement()
         placement={"exclusiveTopology": "cloud.google.com/gke-nodepool"},
     )
     clusters = [RWX, inference_cluster("gke-b")]
-    composed = desired_resources(schedule(xr, clusters, cache=cache_on("gke-us", "gke-b")))
+    composed = desired_replicas(schedule(xr, clusters, cache=cache_on("gke-us", "gke-b")))
     assert sorted(composed) == ["replica-gke-b", "replica-gke-us"]
     us = composed["replica-gke-us"]
     assert us["kind"] == "ModelReplica"
@@ -293,19 +293,19 @@ def test_each_cluster_gets_one_model_replica_with_the_fully_resolved_placement()
 def test_scale_down_removes_from_the_most_loaded_cluster_first():
     clusters = [inference_cluster(n) for n in ("a", "b", "c")]
     xr = deployment(replicas=4)
-    four = desired_resources(schedule(xr, clusters))
+    four = desired_replicas(schedule(xr, clusters))
     assert placement(schedule(xr, clusters, observed=four)) == {"a": 2, "b": 1, "c": 1}
     xr["spec"]["replicas"] = 3
     three = schedule(xr, clusters, observed=four)
     assert placement(three) == {"a": 1, "b": 1, "c": 1}
     xr["spec"]["replicas"] = 1
-    one = schedule(xr, clusters, observed=desired_resources(three))
+    one = schedule(xr, clusters, observed=desired_replicas(three))
     assert placement(one) == {"a": 1}  # ties: the last by name goes first
 
 
 def test_a_placed_replica_is_not_moved_when_a_better_cluster_appears():
     xr = deployment(replicas=1)
-    placed = desired_resources(schedule(xr, [inference_cluster("b")]))
+    placed = desired_replicas(schedule(xr, [inference_cluster("b")]))
     rsp = schedule(xr, [inference_cluster("a"), inference_cluster("b")], observed=placed)
     assert placement(rsp) == {"b": 1}
 
@@ -334,4 +334,4 @@ def test_clusters_whose_names_differ_only_by_a_dot_get_a_replica_each():
     clusters = [inference_cluster("gke.us"), inference_cluster("gke-us")]
     rsp = schedule(deployment(replicas=2), clusters)
     assert placement(rsp) == {"gke.us": 1, "gke-us": 1}
-    assert "replica-gke-us" in desired_resources(rsp)  # plain names keep their stable key
+    assert "replica-gke-us" in desired_replicas(rsp)  # plain names keep their stable key

@@ -3,8 +3,8 @@ in status.servedModelName (the MODEL column) and explained on ServedModelNameRes
 
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from deployment_world import cache_on, deployment, schedule
-from modelfleet_devtools.requests import conditions, desired_resources, desired_status, events
+from deployment_world import cache_on, deployment, desired_replicas, schedule
+from modelfleet_devtools.requests import conditions, desired_status, events
 from modelfleet_devtools.validation import assert_valid
 from modelfleet_devtools.world import inference_cluster
 
@@ -55,7 +55,7 @@ def test_the_name_clients_send(spec, cache_spec, name, ok, why):
         body["modelCacheRef"] = {"name": "kimi-k2"}
     xr = deployment(replicas=1, **body)
     rsp = schedule(xr, [GKE], cache=cache_on("gke-us", spec=cache_spec or None))
-    [replica] = desired_resources(rsp).values()
+    [replica] = desired_replicas(rsp).values()
     assert_valid(replica)
     assert replica["spec"].get("servedModelName") == name
     assert desired_status(rsp).get("servedModelName") == name
@@ -97,7 +97,7 @@ def test_a_name_from_engine_args_that_does_not_fit_the_field_is_reported_not_car
     engine = {**VLLM, "args": ["--served-model-name", "my model"]}
     xr = deployment(replicas=1, engine=engine)
     rsp = schedule(xr, [GKE])
-    [replica] = desired_resources(rsp).values()
+    [replica] = desired_replicas(rsp).values()
     assert_valid(replica)
     assert "servedModelName" not in replica["spec"]
     assert desired_status(rsp)["servedModelName"] == "my model"
@@ -106,7 +106,7 @@ def test_a_name_from_engine_args_that_does_not_fit_the_field_is_reported_not_car
 def test_each_clusters_row_lists_the_address_its_replica_reports():
     xr = deployment(replicas=1)
     first = schedule(xr, [GKE])
-    [(key, replica)] = desired_resources(first).items()
+    [(key, replica)] = desired_replicas(first).items()
     replica["metadata"]["namespace"] = "ml-team"
     address = "http://model-ml-team-kimi-k2-gke-us-1a2b3.modelfleet.svc.cluster.local:8000/v1"
     through = "http://10.0.0.7/ml-team/kimi-k2/v1"

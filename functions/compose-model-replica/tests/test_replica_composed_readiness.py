@@ -1,14 +1,14 @@
 """What compose-model-replica tells Crossplane of each composed resource's readiness: the
 workload Object ready once its Deployment/LeaderWorkerSet is Available (the Object's Ready),
-the Service once created, each Usage once in force; none before it is observed."""
+the Service once created; none before it is observed."""
 
 import pytest
-from compose_model_replica.core import CLUSTER_USAGE, SERVICE, USAGE, WORKLOAD
+from compose_model_replica.core import SERVICE, WORKLOAD
 from modelfleet_devtools.requests import composed_readiness, desired_resources
 from modelfleet_devtools.world import NOT_OBSERVED, observed_in_states
 from replica_world import model_cache, replica, run
 
-ALL = (WORKLOAD, SERVICE, USAGE, CLUSTER_USAGE)
+ALL = (WORKLOAD, SERVICE)
 
 
 @pytest.mark.parametrize(
@@ -24,25 +24,25 @@ ALL = (WORKLOAD, SERVICE, USAGE, CLUSTER_USAGE)
         pytest.param(
             "Ready",
             {WORKLOAD: False},
-            {WORKLOAD: "False", SERVICE: "True", USAGE: "True", CLUSTER_USAGE: "True"},
+            {WORKLOAD: "False", SERVICE: "True"},
             id="workload-observed-before-it-is-available",
         ),
         pytest.param(
             "Ready",
-            {USAGE: None},
-            {WORKLOAD: "True", SERVICE: "True", USAGE: "False", CLUSTER_USAGE: "True"},
-            id="usage-not-in-force-yet",
+            {SERVICE: None},
+            {WORKLOAD: "True", SERVICE: "False"},
+            id="service-observed-not-ready-yet",
         ),
         pytest.param(
             "Ready",
             {SERVICE: NOT_OBSERVED},
-            {WORKLOAD: "True", SERVICE: "False", USAGE: "True", CLUSTER_USAGE: "True"},
+            {WORKLOAD: "True", SERVICE: "False"},
             id="service-not-observed-this-time",
         ),
         pytest.param(
             "Hydrating",
             {WORKLOAD: False},
-            {WORKLOAD: "False", SERVICE: "True", USAGE: "True", CLUSTER_USAGE: "True"},
+            {WORKLOAD: "False", SERVICE: "True"},
             id="kept-while-the-cache-re-hydrates-readiness-still-what-is-observed",
         ),
     ],

@@ -4,7 +4,7 @@ running workload kept through any uncertainty."""
 from typing import Any
 
 import pytest
-from compose_model_replica.core import SERVICE, USAGES, WORKLOAD
+from compose_model_replica.core import SERVICE, WORKLOAD
 from compose_model_replica.fn import CACHE, CLUSTER
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_devtools.requests import (
@@ -44,12 +44,10 @@ from replica_world import (
 def test_a_running_workload_survives_uncertainty(name, cluster, cache, phase):
     xr = replica(nodes=2)
     composed = desired_resources(run(xr, cache=model_cache("Ready")))
-    observed = {**running(xr), **{u: observed_object(composed[u]) for u in USAGES}}
+    observed = running(xr)
     required: dict[str, Any] = {CLUSTER: list(cluster), CACHE: [cache] if cache else []}
     rsp = RUNNER.run(run_function_request(xr, observed=observed, required=required))
-    assert set(desired_resources(rsp)) == {WORKLOAD, SERVICE, *USAGES}, name
-    for usage in USAGES:  # kept as observed, even with the cluster gone
-        assert desired_resources(rsp)[usage]["spec"] == composed[usage]["spec"]
+    assert set(desired_resources(rsp)) == {WORKLOAD, SERVICE}, name
     assert desired_resources(rsp)[WORKLOAD]["spec"] == composed[WORKLOAD]["spec"]
     assert desired_status(rsp)["phase"] == phase
     assert "keeping the running workload" in desired_status(rsp)["message"]
@@ -87,7 +85,7 @@ def test_unresolved_requirements_keep_everything_and_say_what_is_awaited(
     resolved = {CLUSTER: [GKE], CACHE: [model_cache("Ready")]}
     required = {k: v for k, v in resolved.items() if k in answered}
     rsp = RUNNER.run(run_function_request(xr, observed=composed, required=required))
-    assert desired_resources(rsp) == composed  # workload, Service and Usage, unchanged
+    assert desired_resources(rsp) == composed  # workload and Service, unchanged
     assert desired_status(rsp) == (status if before is not None else {})
     assert rsp.desired.composite.ready == fnv1.READY_FALSE
     [c] = rsp.conditions
@@ -165,8 +163,7 @@ def test_waiting_for_cluster_when_it_is_not_connected_and_nothing_runs_yet():
         cluster=(inference_cluster("gke-us", connected=False),),
         cache=model_cache("Ready"),
     )
-    # no workload; the cache and the cluster are protected
-    assert set(desired_resources(rsp)) == set(USAGES)
+    assert desired_resources(rsp) == {}  # no workload
     assert desired_status(rsp)["phase"] == "WaitingForCluster"
 
 

@@ -1,7 +1,7 @@
 """ModelReplica workloads: what runs on the cluster for a placement (engine, pods, gang)."""
 
 import pytest
-from compose_model_replica.core import SERVICE, USAGES, WORKLOAD
+from compose_model_replica.core import SERVICE, WORKLOAD
 from compose_model_replica.engines import LEADER_SCRIPT, WORKER_SCRIPT
 from compose_model_replica.fn import CACHE, CLUSTER
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
@@ -27,14 +27,13 @@ from replica_world import (
 
 
 def test_done_when_a_2_node_vllm_replica_waits_for_its_cache_then_serves_a_valid_gang():
-    """Issue 6's done-when: nothing while the cache hydrates, then a valid LeaderWorkerSet
+    """Nothing while the cache hydrates, then a valid LeaderWorkerSet
     whose leader and worker pods all mount the cache, then Ready once the gang is Available."""
     xr = replica(nodes=2)
 
-    # 1. The cache is still downloading on gke-us: no workload, no GPU held; only the Usage
-    #    that keeps the cache from being deleted under the replica.
+    # 1. The cache is still downloading on gke-us: no workload, no GPU held.
     hydrating = run(xr, cache=model_cache("Hydrating", "downloading 312/1024 files"))
-    assert set(desired_resources(hydrating)) == set(USAGES)
+    assert desired_resources(hydrating) == {}
     assert desired_status(hydrating)["phase"] == "WaitingForCache"
     assert "Hydrating" in desired_status(hydrating)["message"]
     assert "downloading 312/1024 files" in desired_status(hydrating)["message"]
@@ -269,7 +268,7 @@ def test_custom_single_node_runs_exactly_the_users_command():
 @pytest.mark.parametrize(("nodes", "kind"), [(1, "Deployment"), (2, "LeaderWorkerSet")])
 def test_workload_objects_land_in_the_clusters_namespace_and_are_ready_when_available(nodes, kind):
     composed = desired_resources(run(replica(nodes=nodes), cache=model_cache("Ready")))
-    assert set(composed) == {WORKLOAD, SERVICE, *USAGES}  # Usages live on the control plane
+    assert set(composed) == {WORKLOAD, SERVICE}
     for key, obj in ((k, composed[k]) for k in (WORKLOAD, SERVICE)):
         assert (obj["apiVersion"], obj["kind"]) == ("kubernetes.m.crossplane.io/v1alpha1", "Object")
         assert obj["spec"]["providerConfigRef"] == {

@@ -2,9 +2,10 @@
 
 from typing import Any
 
+from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2
-from modelfleet_contracts.api import MODEL_CACHE_SHARD
+from modelfleet_contracts.api import API_VERSION, MODEL_CACHE_SHARD, MODEL_REPLICA
 from modelfleet_contracts.edge import structs
 from modelfleet_contracts.edge.clusters import read_cluster_struct
 from modelfleet_contracts.edge.observed import read_observed
@@ -21,6 +22,7 @@ from modelfleet_contracts.stamps import Verbatim
 
 from compose_model_cache.cache.fleet import compose_fleet
 from compose_model_cache.cache.handover import LegacyObject
+from compose_model_cache.cache.served import PlacedReplica, free_nodes, placed_replica, wants_served
 from compose_model_cache.cache.shards import ObservedShard, shard_index
 from compose_model_cache.keys import echoed_key
 from compose_model_cache.rows import REASONS
@@ -30,6 +32,12 @@ from compose_model_cache.shard.plan import cluster_names
 from compose_model_cache.status import PROGRESS_REASONS
 
 CLUSTERS = "inference-clusters"
+REPLICAS = "model-replicas"
+# Of a ModelReplica, for a cache staging where it is served (cache/served.py).
+REPLICA_PATHS: structs.Paths = {
+    "metadata": {"namespace": None},
+    "spec": {"clusterName": None, "modelCacheRef": {"name": None}, "replicas": None, "nodes": None},
+}
 
 
 # What the core reads, and only that, is converted to plain data (docs/benchmarks.md: a
@@ -46,6 +54,7 @@ XR_PATHS: structs.Paths = {
         "conditions": None,
         "clusters": None,
         "pinnedRevision": None,
+        "staging": None,
     },
 }
 # Of an observed ModelCacheShard: the clusters it was told of, the rows, pin and conditions
@@ -150,7 +159,7 @@ def _run_cache(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, xr: 
         for name in resources
         if shard_index(name) is not None
     }
-    # What a release before shards composed here, to be handed over (handover.py).
+    # The unsharded layout's Objects composed here, to be handed over (handover.py).
     legacy = {
         name: _legacy(resources[name].resource) for name in resources if shard_index(name) is None
     }
@@ -159,8 +168,27 @@ def _run_cache(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, xr: 
         for name in legacy
         if echoed_key(name) and (asked := echoed_and_asked(resources[name].resource)[1])
     }
-    outcome = compose_fleet(xr, clusters, shards, legacy, asks)
+    served, free = None, None
+    if wants_served(mapping_at(xr, "spec")):
+        # Where the fleet's ModelReplicas are placed (spec.staging WhereServed): those
+        # referencing this cache are where it is served; all of them hold nodes.
+        metadata = mapping_at(xr, "metadata")
+        name, namespace = str(metadata.get("name", "")), str(metadata.get("namespace", ""))
+        response.require_resources(rsp, REPLICAS, API_VERSION, MODEL_REPLICA, match_labels={})
+        placed = resolved(req, REPLICAS, lambda s: _placed(s, name, namespace))
+        if placed is not None:
+            replicas = [r for r in placed if r is not None]
+            served = sorted({r.cluster for r in replicas if r.serves_this_cache})
+            pools = resolved(req, CLUSTERS, read_cluster_struct) or []
+            free = free_nodes(
+                {v.name: sum(p.node_count for p in v.node_pools) for v in pools}, replicas
+            )
+    outcome = compose_fleet(xr, clusters, shards, legacy, asks, served=served, free=free)
     apply_outcome(req, rsp, xr, outcome, progress_reasons=PROGRESS_REASONS)
+
+
+def _placed(s: Any, cache: str, namespace: str) -> PlacedReplica | None:
+    return placed_replica(structs.project(s, REPLICA_PATHS), cache, namespace)
 
 
 def _legacy(s: Any) -> LegacyObject:

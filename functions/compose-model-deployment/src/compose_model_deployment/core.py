@@ -2,6 +2,10 @@
 
 Inputs that are unresolved or missing hold the placement as it is (the observed
 ModelReplicas are kept) and say why; they never remove a replica.
+
+With each ModelReplica it composes or keeps, the deployment composes the Crossplane Usages
+`by` that replica of its ModelCache and of its InferenceCluster (usage.py), so neither can be
+deleted from under the replica; a replica dropped takes its Usages with it.
 """
 
 import re
@@ -46,7 +50,11 @@ from compose_model_deployment.healing import (
 )
 from compose_model_deployment.placement import place
 from compose_model_deployment.status import deployment_status
+from compose_model_deployment.usage import replica_usages
 
+# A cluster's rank among equally loaded ones, by the cache's phase there (lower first).
+STAGE_RANK = {"Ready": 0, "Hydrating": 1}
+STAGEABLE_RANK, UNSERVABLE_RANK = 2, 3
 _PLAIN_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 # Conditions that only change when something this deployment reads (not composes) changes.
 READ_NOT_WATCHED = ("Scheduled", "ModelCacheReady", HEALTH)
@@ -120,11 +128,13 @@ def compose_deployment(
     replicas: list[PlacedReplica] | None,
     mine: dict[str, PlacedReplica],
     now: datetime,
+    observed_usages: frozenset[str] = frozenset(),
 ) -> Outcome:
     """`clusters`, `cache`, `replicas`: what Crossplane resolved for the requirements (None:
     not yet); `replicas` are every ModelReplica of the fleet, this deployment's included.
     `mine`: the ModelReplicas this deployment composed, as observed, by resource name.
-    `now`: the time to measure how long the XR's conditions have said what they say."""
+    `now`: the time to measure how long the XR's conditions have said what they say.
+    `observed_usages`: the names of the Usages this deployment composed, as observed."""
     spec = parse_spec(ModelDeploymentSpec, mapping_at(xr, "spec"), spec_problem)
     if isinstance(spec, InvalidSpec):
         return Outcome.held(Status.false("Scheduled", "InvalidSpec", spec.message))
@@ -198,11 +208,13 @@ def compose_deployment(
         if isinstance(e, Candidate)
     }
     # Among clusters equally loaded, new replicas go where the weights are Ready, then where
-    # they can be staged, and last where they cannot be served (never when moving off one).
+    # they are being staged, then where they can be staged, and last where they cannot be
+    # served (never when moving off one). A ModelCache staging where it is served picks its
+    # warm spares in this order (compose-model-cache's cache/footprint.py).
     rank = {
-        c: 2
+        c: UNSERVABLE_RANK
         if cannot_serve(by_name[c], cache_name, cache_phases.get(c))
-        else (0 if cache_phases.get(c) == "Ready" else 1)
+        else STAGE_RANK.get(cache_phases.get(c) or "", STAGEABLE_RANK)
         for c in free_slots
     }
     desired_total = filled(spec.replicas)
@@ -212,7 +224,7 @@ def compose_deployment(
         slots = {
             c: n
             for c, n in free_slots.items()
-            if c not in evicted and not (evicted and rank[c] == 2)
+            if c not in evicted and not (evicted and rank[c] == UNSERVABLE_RANK)
         }
         return place(desired_total, current, slots, rank)
 
@@ -248,9 +260,13 @@ def compose_deployment(
 
     served = served_name(spec, staged)
     out = Outcome()
+    # The ModelReplicas composed or kept: (their name, their cluster), for their Usages.
+    composed: dict[str, tuple[str, str]] = {}
     for cluster, count in sorted(placement.items()):
         evaluation = evaluations.get(cluster)
         key = replica_key(cluster)
+        if isinstance(evaluation, Candidate) or key in mine:
+            composed[key] = (remote_name(name, cluster), cluster)
         if isinstance(evaluation, Candidate):
             # Named while the move is under way, and in the response that ends it (so the
             # deletion of the old replica reads as the move it is).
@@ -264,6 +280,19 @@ def compose_deployment(
             out.kept.append(key)
             out.kept_changes[key] = {("spec", "replicas"): count}
     out.kept.extend(replica_key(c) for c in leaving if replica_key(c) in mine)
+    composed.update(
+        {replica_key(c): (remote_name(name, c), c) for c in leaving if replica_key(c) in mine}
+    )
+    usages, kept_usages = replica_usages(
+        deployment=name,
+        namespace=namespace,
+        replicas=composed,
+        cache=cache_name if staged is not None else None,
+        clusters={c.name for c in clusters},
+        observed=set(observed_usages),
+    )
+    out.desired.update(usages)
+    out.kept.extend(kept_usages)
 
     previous_health = previous_condition(xr, HEALTH)
     moves = {**leaving, **gone}

@@ -1,9 +1,9 @@
 """Spreading serving groups over clusters: deterministic, sticky, capacity-bound.
 
 Scale-up adds to the least-loaded eligible cluster (ties: the better ranked, such as where the
-weights are already staged, then by name); scale-down removes
-from the most-loaded (ties: the reverse), so scaling up and back down returns to where it
-started. Replicas already placed stay while their cluster exists and matches, whatever
+weights are already staged, then by name); scale-down removes from the most-loaded (ties: the
+worse ranked, then the reverse of the name order), so scaling up and back down returns to
+where it started. Replicas already placed stay while their cluster exists and matches, whatever
 its status says for a moment.
 """
 
@@ -21,7 +21,7 @@ def place(
     rank = rank or {}
     placement = {c: n for c, n in current.items() if n > 0}
     while sum(placement.values()) > desired:
-        most = max(placement, key=lambda c: (placement[c], c))
+        most = max(placement, key=lambda c: (placement[c], rank.get(c, 0), c))
         placement[most] -= 1
         if placement[most] == 0:
             del placement[most]

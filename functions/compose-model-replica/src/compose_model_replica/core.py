@@ -4,9 +4,10 @@ The workload is composed only once the cache is Ready on this cluster (no GPU is
 while weights download). Once composed it is kept through any later uncertainty — a cache
 or cluster status that flaps, an unresolved requirement — and the status says why.
 
-While the replica references a cache that exists, it also composes a Crossplane Usage of
-that cache (usage.py), so the cache cannot be deleted from under the running workload; and
-while its InferenceCluster exists, a Usage of that cluster, for the same reason.
+The Crossplane Usages that keep its ModelCache and its InferenceCluster from being deleted
+under it are composed by its ModelDeployment (compose-model-deployment's usage.py), not here:
+a replica's own Usages `by` itself would keep a dropped replica Terminating forever. Usages an
+earlier release composed here are retired without a wait (legacy_usages.py).
 
 Where the cluster declares a Gateway, it also composes the model's HTTPRoute on it
 (routes.py). `status.address` (the Service's URL) and `status.gatewayAddress` (through the
@@ -39,14 +40,10 @@ from compose_model_replica.routes import CONDITION as GATEWAY_ROUTED
 from compose_model_replica.routes import http_route_manifest, route_status
 from compose_model_replica.shape import replica_shape
 from compose_model_replica.status import replica_status
-from compose_model_replica.usage import cache_usage, cluster_usage
 from compose_model_replica.workloads import workload_objects
 
 WORKLOAD = "workload"
 SERVICE = "service"
-USAGE = "model-cache-usage"
-CLUSTER_USAGE = "inference-cluster-usage"
-USAGES = (USAGE, CLUSTER_USAGE)
 ROUTE = "http-route"
 # One directory of the cache's path: compose-model-cache writes names and fingerprints. The
 # path reaches argv and env (--model, MODELFLEET_MODEL_PATH), so anything else — a flag, a
@@ -98,17 +95,9 @@ def _kept(
     spec: ModelReplicaSpec,
     why: str,
     fallback: str,
-    usages: dict[str, dict[str, Any] | None],
 ) -> Outcome:
-    """Keep the composed workload as it is and report its observed phase plus `why`.
-
-    The observed Usages are kept as they are too: they protect the cache the running workload
-    reads and the cluster it runs on. One not observed is composed from `usages` (by key; None
-    when what it would protect does not exist)."""
-    out = Outcome(kept=[key for key in (WORKLOAD, SERVICE, ROUTE, *USAGES) if key in observed])
-    for key, usage in usages.items():
-        if key not in observed and usage is not None:
-            out.desired[key] = usage
+    """Keep the composed workload as it is and report its observed phase plus `why`."""
+    out = Outcome(kept=[key for key in (WORKLOAD, SERVICE, ROUTE) if key in observed])
     workload = observed.get(WORKLOAD)
     if workload is None:
         phase = ReplicaPhase(fallback, why, spec.replicas, 0)
@@ -155,27 +144,6 @@ def compose_replica(
     metadata = mapping_at(xr, "metadata")
     name, namespace = str(metadata.get("name", "")), str(metadata.get("namespace", ""))
     labels = {**owner_labels(MODEL_REPLICA, name, namespace), CLUSTER_LABEL: cluster_name}
-    # Composed once the cache exists; a cache not found keeps whatever Usage was observed.
-    usage = (
-        cache_usage(
-            replica=name,
-            namespace=namespace,
-            cache=cache_ref.name,
-            cluster=cluster_name,
-            labels=labels,
-        )
-        if cache_ref and cache
-        else None
-    )
-    # Composed while the cluster exists; a cluster not found keeps whatever Usage was observed.
-    usages = {
-        USAGE: usage,
-        CLUSTER_USAGE: cluster_usage(
-            replica=name, namespace=namespace, cluster=cluster_name, labels=labels
-        )
-        if cluster
-        else None,
-    }
     if not cluster:
         return _kept(
             xr,
@@ -183,7 +151,6 @@ def compose_replica(
             spec,
             f"InferenceCluster {cluster_name} not found",
             WAITING_FOR_CLUSTER,
-            usages,
         )
     view = cluster[0]
     if not view.reachable:
@@ -193,14 +160,13 @@ def compose_replica(
             spec,
             f"cluster {cluster_name} is not connected",
             WAITING_FOR_CLUSTER,
-            usages,
         )
 
     claim_name = cache_path = None
     if cache_ref:
         located = cache_location(cache_ref.name, cache, cluster_name)
         if isinstance(located, str):
-            return _kept(xr, observed, spec, located, WAITING_FOR_CACHE, usages)
+            return _kept(xr, observed, spec, located, WAITING_FOR_CACHE)
         claim_name, cache_path = located
 
     deployment = _text_label(metadata, DEPLOYMENT_LABEL)
@@ -217,8 +183,6 @@ def compose_replica(
         deployment=deployment,
     )
     out = Outcome(desired={WORKLOAD: workload, SERVICE: service})
-    # The workload now reads this cache and runs on this cluster.
-    out.desired.update({key: u for key, u in usages.items() if u is not None})
     phase = derive_replica_phase(
         workload["spec"]["forProvider"]["manifest"]["kind"], spec.replicas, observed.get(WORKLOAD)
     )

@@ -11,6 +11,11 @@ from modelfleet_contracts.edge.requirements import require_referenced_cache, res
 from modelfleet_contracts.fields import mapping_at
 
 from compose_model_replica.core import compose_replica
+from compose_model_replica.legacy_usages import (
+    LEGACY_USAGE_KEYS,
+    read_legacy_usage,
+    retire_legacy_usages,
+)
 from compose_model_replica.status import PROGRESS_REASONS
 
 CLUSTER = "inference-cluster"
@@ -27,12 +32,22 @@ def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) ->
         )
     require_referenced_cache(rsp, CACHE, xr)
     observed = {name: read_observed(r.resource) for name, r in req.observed.resources.items()}
+    # Usages an earlier release composed here, read whole (two small objects at most).
+    legacy = {
+        key: usage
+        for key in LEGACY_USAGE_KEYS
+        if key in req.observed.resources
+        and (usage := read_legacy_usage(structs.to_dict(req.observed.resources[key].resource)))
+    }
     # Only this cluster's row of the cache's status: the fleet's other rows are not read.
     here = str(cluster_name or "")
-    outcome = compose_replica(
-        xr,
-        resolved(req, CLUSTER, read_cluster_struct),
-        resolved(req, CACHE, lambda c: read_model_cache(c, cluster=here)),
-        observed,
+    outcome = retire_legacy_usages(
+        compose_replica(
+            xr,
+            resolved(req, CLUSTER, read_cluster_struct),
+            resolved(req, CACHE, lambda c: read_model_cache(c, cluster=here)),
+            observed,
+        ),
+        legacy,
     )
     apply_outcome(req, rsp, xr, outcome, progress_reasons=PROGRESS_REASONS)

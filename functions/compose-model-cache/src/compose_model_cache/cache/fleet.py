@@ -12,8 +12,13 @@ Ready) keeps the row the ModelCache reported before (a Ready cluster never regre
 shard starts, whatever the order of their reconciles), or else is Pending, waiting for its
 shard. Objects the ModelCache itself composed on clusters (handover.py) go to the shards
 without a remote object lost.
+
+Which matched clusters are staged on follows `spec.staging` (footprint.py): every one, or
+where the cache is served plus warm spares; a matched cluster not staged on is listed Pending,
+saying why.
 """
 
+from datetime import UTC, datetime
 from typing import Any
 
 from modelfleet_contracts.clusters import SELECTED_CLUSTERS, ClusterView, select
@@ -25,6 +30,12 @@ from modelfleet_contracts.observed import ObservedObject
 from modelfleet_contracts.outcome import Outcome
 from modelfleet_contracts.spec import InvalidSpec, parse_spec
 
+from compose_model_cache.cache.footprint import (
+    NOT_STAGED,
+    is_where_served,
+    releasing_since,
+    staging_footprint,
+)
 from compose_model_cache.cache.handover import LegacyObject, hand_over
 from compose_model_cache.cache.shards import (
     ObservedShard,
@@ -77,16 +88,27 @@ def compose_fleet(
     shards: dict[str, ObservedShard],
     legacy: dict[str, LegacyObject] | None = None,
     asks: dict[str, str] | None = None,
+    served: list[str] | None = None,
+    now: datetime | None = None,
+    free: dict[str, int] | None = None,
 ) -> Outcome:
     """`shards`: the ModelCacheShards composed before, as observed, by key. `legacy`: Objects
-    a release before shards composed here (handover.py); `asks`: the Job name each of their
-    own manifests asks for, by key."""
+    of the unsharded layout composed here (handover.py); `asks`: the Job name each of their
+    own manifests asks for, by key. `served`: the clusters of the ModelReplicas referencing
+    the cache (None: not resolved yet; read only with `spec.staging.policy: WhereServed`);
+    `now`: the time release clocks are measured against; `free`: the nodes each cluster has
+    left for another replica (None: not known; then spares do not weigh it)."""
     legacy, asks = legacy or {}, asks or {}
+    now = now or datetime.now(UTC)
     spec = parse_spec(ModelCacheSpec, mapping_at(xr, "spec"), spec_problem)
     if isinstance(spec, InvalidSpec):
         return Outcome.held(Status.false("ArtifactReady", "InvalidSpec", spec.message))
-    if clusters is None:
-        return Outcome.resolving(xr, "ArtifactReady", SELECTED_CLUSTERS)
+    where_served = is_where_served(spec.staging)
+    if clusters is None or (where_served and served is None):
+        awaited = [SELECTED_CLUSTERS] if clusters is None else []
+        if where_served and served is None:
+            awaited.append("the ModelReplicas serving from it")
+        return Outcome.resolving(xr, "ArtifactReady", *awaited)
 
     metadata, status = mapping_at(xr, "metadata"), mapping_at(xr, "status")
     name, namespace = str(metadata.get("name", "")), str(metadata.get("namespace", ""))
@@ -106,11 +128,26 @@ def compose_fleet(
         as_reported.update(shards[key].written)
     pin = _pin(mapping_at(status, "pinnedRevision"), fingerprint, shards)
 
+    byo_claim = bool(spec.storage and spec.storage.existingClaimName)
+    blocked = {v.name: why for v in matched if (why := why_cannot_stage(v, byo_claim))}
+    staged_before = {c for shard in shards.values() for c in shard.clusters}
+    footprint = staging_footprint(
+        spec.staging,
+        [v.name for v in matched],
+        [v.name for v in matched if v.name not in blocked],
+        served or [],
+        staged_before,
+        {c: str(r.get("phase")) for c, r in reported.items()},
+        releasing_since(mapping_at(status, "staging")),
+        now,
+        free,
+    )
+
     outcome = Outcome()
-    views = {v.name: v for v in matched}
+    views = {v.name: v for v in matched if v.name in footprint.staged}
     # A shard takes a cluster over once it reports it; one the ModelCache had Ready, once it
     # reports it Ready. Until then what was staged is handed to the shard (its `staged`), and
-    # the ModelCache's row stands, but only with the claim a release before shards composed
+    # the ModelCache's row stands, but only with the claim the unsharded layout composed
     # there: a shard deleted by hand and composed again gets nothing (its claim went with it)
     # and stages afresh.
     was_ready = {
@@ -130,10 +167,15 @@ def compose_fleet(
         revision = clusters_revision(views[c] for c in members)
         outcome.desired[key] = shard_resource(name, namespace, raw_spec, pin, entries, revision)
 
-    byo_claim = bool(spec.storage and spec.storage.existingClaimName)
-    blocked = {v.name: why for v in matched if (why := why_cannot_stage(v, byo_claim))}
     rows, listed, phases = [], [], []
     for view in matched:
+        if view.name not in footprint.staged:
+            row = _current({"name": view.name, "phase": PENDING, "message": NOT_STAGED},
+                           name, namespace, spec, fingerprint)  # fmt: skip
+            rows.append(row)
+            listed.append(row)
+            phases.append(row_phase(row))
+            continue
         shard_row = reported.get(view.name) if view.name not in handed else None
         row = _row(view.name, shard_row, previous.get(view.name))
         current = _current(row, name, namespace, spec, fingerprint)
@@ -158,14 +200,50 @@ def compose_fleet(
 
     outcome.status = cache_status(rows, pin) | {"clusters": listed}
     outcome.conditions = cache_conditions(matched, phases)
+    staged_phases = [p for v, p in zip(matched, phases, strict=True) if v.name in views]
+    if where_served:
+        outcome.conditions[1:] = staged_artifact(list(views.values()), staged_phases)
+        outcome.status["staging"] = footprint.status()
+        outcome.happenings += staging_changes(footprint.staged, staged_before, footprint)
+    if footprint.condition is not None:
+        outcome.conditions.append(footprint.condition)
     for typ in ROLLED_UP:
         if rolled := _rolled_up(typ, shards, previous_condition(xr, typ)):
             outcome.conditions.append(rolled)
-    outcome.ready = bool(matched) and all(p.phase == READY for p in phases)
+    outcome.ready = bool(views) and all(p.phase == READY for p in staged_phases)
     # InferenceClusters are read, not watched: look again soon while one cannot stage yet or
-    # none matches; and while old Objects are being handed over.
-    outcome.recheck_soon = not matched or bool(blocked) or handover.pending
+    # none matches; and while old Objects are being handed over. ModelReplicas are read, not
+    # watched either: where the cache is served, it looks again soon.
+    outcome.recheck_soon = not matched or bool(blocked) or handover.pending or where_served
     return outcome
+
+
+def staged_artifact(views: list[ClusterView], phases: list[Any]) -> list[Status]:
+    """ArtifactReady of the clusters staged on (WhereServed); staged nowhere is said so."""
+    if views:
+        return cache_conditions(views, phases)[1:]
+    return [
+        Status.false(
+            "ArtifactReady",
+            "NoClusters",
+            "staged nowhere: no ModelReplica referencing this cache is placed and "
+            "spec.staging.warmSpares is 0",
+        )
+    ]
+
+
+def staging_changes(staged: frozenset[str], before: set[str], footprint: Any) -> list[str]:
+    """The Normal events of a WhereServed decision that changes where the cache is staged."""
+    why = {
+        **dict.fromkeys(footprint.spares, "a warm spare"),
+        **dict.fromkeys(footprint.served, "a ModelReplica is placed there"),
+    }
+    started = [f"staging on {c}: {why.get(c, 'needed')}" for c in sorted(staged - before)]
+    released = [
+        f"released {c}: neither served nor a spare for spec.staging.releaseAfterSeconds"
+        for c in footprint.released
+    ]
+    return started + released
 
 
 def _row(

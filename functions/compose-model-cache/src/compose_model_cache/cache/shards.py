@@ -113,8 +113,11 @@ def shard_resource(
     """The ModelCacheShard composed for `entries`; Crossplane names it after the cache."""
     shard_spec: dict[str, Any] = {
         "cacheName": cache,
-        # Not Crossplane's own fields of the cache (its composition, its resource refs).
-        "cache": {k: v for k, v in spec.items() if k not in ("clusterSelector", "crossplane")},
+        # Not Crossplane's own fields of the cache (its composition, its resource refs), nor
+        # where it is staged (the ModelCache decides that, footprint.py).
+        "cache": {
+            k: v for k, v in spec.items() if k not in ("clusterSelector", "crossplane", "staging")
+        },
         "clusters": entries,
         "clustersRevision": revision,
     }

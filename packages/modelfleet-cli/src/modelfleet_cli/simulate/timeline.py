@@ -108,6 +108,8 @@ def summarize(xr: dict[str, Any]) -> tuple[str, list[str]]:
         line = _clusters_text(rows) + _ready_text(status)
         if kind == MODEL_DEPLOYMENT and status.get("servedModelName"):
             details.insert(0, f"model name clients send: {status['servedModelName']}")
+        if kind == MODEL_CACHE and mapping_at(status, "staging"):
+            details.insert(0, staging_text(mapping_at(status, "staging")))
     elif kind == MODEL_SERVICE:
         return _service_summary(status)
     elif kind == INFERENCE_CLUSTER:
@@ -154,6 +156,23 @@ def _service_summary(status: dict[str, Any]) -> tuple[str, list[str]]:
     line = f"{routed} clusters routed  weights {status.get('weights') or '?'}"
     rows = [r for r in list_at(status, "clusters") if isinstance(r, dict)]
     return line, shown([_routed_text(r) for r in rows])
+
+
+def staging_text(staging: dict[str, Any]) -> str:
+    """A ModelCache's staging decision (WhereServed) in a line: where it is served, its
+    spares, and the clusters releasing their copies, with when."""
+    served = [str(c) for c in list_at(staging, "servedOn")]
+    spares = [str(c) for c in list_at(staging, "spares")]
+    releasing = [
+        f"{r.get('name')} at {r.get('releaseAfter', '?')}"
+        for r in list_at(staging, "releasing")
+        if isinstance(r, dict)
+    ]
+    text = (
+        f"staging {staging.get('policy', '')}: served on {listed(served, NAMED) or 'none'}; "
+        f"spares {listed(spares, NAMED) or 'none'}"
+    )
+    return text + (f"; releasing {listed(releasing, NAMED)}" if releasing else "")
 
 
 def condition_changes(before: dict[str, Any] | None, after: dict[str, Any]) -> list[str]:

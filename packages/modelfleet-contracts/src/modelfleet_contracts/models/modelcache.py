@@ -266,6 +266,34 @@ class ClusterSelector(BaseModel):
     """
 
 
+class Policy(StrEnum):
+    """
+    Everywhere or WhereServed.
+    """
+
+    Everywhere = 'Everywhere'
+    WhereServed = 'WhereServed'
+
+
+class Staging(BaseModel):
+    """
+    Where the weights are staged among the matched clusters. Everywhere (the default) stages on every matched cluster that can take them. WhereServed stages only where the ModelReplicas of the ModelDeployments referencing this cache are placed, plus warmSpares clusters more, and releases a cluster no longer needed after releaseAfterSeconds (honouring storage.reclaimPolicy).
+    """
+
+    policy: Policy | None = 'Everywhere'
+    """
+    Everywhere or WhereServed.
+    """
+    warmSpares: Annotated[int | None, Field(ge=0, le=1000)] = 1
+    """
+    WhereServed only. Matched clusters staged beyond those served, so that the next replica placed, or one moved, finds its weights Ready. More than the matched clusters that can stage is reported (condition Staging, reason SparesExceedFleet) and stages every one of them.
+    """
+    releaseAfterSeconds: Annotated[int | None, Field(ge=1, le=31536000)] = 3600
+    """
+    WhereServed only. How long a cluster no longer served nor a spare keeps its staged copy before its claim is released (a replica placed there again meanwhile finds it Ready). Default 3600.
+    """
+
+
 class ReclaimPolicy(StrEnum):
     """
     Delete removes the managed PVC with the cache; Retain keeps it.
@@ -375,6 +403,10 @@ class ModelCacheSpec(BaseModel):
     """
     Which InferenceClusters to stage to; every InferenceCluster when unset.
     """
+    staging: Staging | None = None
+    """
+    Where the weights are staged among the matched clusters. Everywhere (the default) stages on every matched cluster that can take them. WhereServed stages only where the ModelReplicas of the ModelDeployments referencing this cache are placed, plus warmSpares clusters more, and releases a cluster no longer needed after releaseAfterSeconds (honouring storage.reclaimPolicy).
+    """
     storage: Storage | None = None
     """
     Storage overrides.
@@ -471,6 +503,44 @@ class Cluster(BaseModel):
     """
 
 
+class ReleasingItem(BaseModel):
+    name: str
+    """
+    The cluster.
+    """
+    since: str
+    """
+    When it stopped being needed (RFC 3339).
+    """
+    releaseAfter: str | None = None
+    """
+    When its claim is released (RFC 3339).
+    """
+
+
+class Staging1(BaseModel):
+    """
+    The staging decision (spec.staging WhereServed), as of the last reconcile.
+    """
+
+    policy: str | None = None
+    """
+    The policy the decision follows.
+    """
+    servedOn: list[str] | None = None
+    """
+    Clusters where a ModelReplica referencing this cache is placed.
+    """
+    spares: list[str] | None = None
+    """
+    Clusters staged as warm spares.
+    """
+    releasing: list[ReleasingItem] | None = None
+    """
+    Clusters neither served nor spares, keeping their copy until releaseAfter.
+    """
+
+
 class PinnedRevision(BaseModel):
     """
     The commit every cluster serves (HuggingFace), the first one a cluster resolved spec.huggingFace.revision to, or the image digest (OCI), the first one a cluster resolved spec.oci.image to; handed to every hydration Job composed afterwards.
@@ -533,6 +603,10 @@ class ModelCacheStatus(BaseModel):
     clusters: list[Cluster] | None = None
     """
     One entry per matched InferenceCluster.
+    """
+    staging: Staging1 | None = None
+    """
+    The staging decision (spec.staging WhereServed), as of the last reconcile.
     """
     pinnedRevision: PinnedRevision | None = None
     """
