@@ -309,6 +309,8 @@ def settled_deployment(
     desired = _run(functions, deployment, pool).resources
     replicas = []
     for key, obj in sorted(desired.items()):
+        if obj.get("kind") != "ModelReplica":
+            continue  # its Usages: nothing the ModelService reads depends on them
         replica = _composed(deployment, key, obj)
         replica["metadata"]["name"] = obj["metadata"]["name"]  # the name the scheduler gives
         stored = settled(functions, replica, pool, "", {})
