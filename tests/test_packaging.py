@@ -56,12 +56,13 @@ def dockerfile_instructions(function: str | None) -> list[tuple[str, str]]:
     return out
 
 
-def test_there_are_four_functions() -> None:
+def test_there_are_five_functions() -> None:
     assert FUNCTIONS == [
         "compose-inference-cluster",
         "compose-model-cache",
         "compose-model-deployment",
         "compose-model-replica",
+        "compose-model-service",
     ]
 
 

@@ -42,8 +42,10 @@ def behind_a_gateway(tmp_path: Path, *, extension: bool, seeded: bool) -> Path:
     if extension:
         ic["spec"]["inferenceExtension"] = {"enabled": True}
     path.write_text(yaml.safe_dump(ic))
-    objects = [GATEWAY] if seeded else []
-    settings = {"clusters": {"gke-dev": {"objects": objects}}}
+    # Seeded: the e2e's Gateway takes the place of the one the cluster declares; not seeded:
+    # the platform team has not created it.
+    cluster = {"objects": [GATEWAY]} if seeded else {"missingGateway": True}
+    settings = {"clusters": {"gke-dev": cluster}}
     (fleet / "simulation.yaml").write_text(yaml.safe_dump(settings))
     return fleet
 

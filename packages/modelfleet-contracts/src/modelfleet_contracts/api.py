@@ -9,6 +9,7 @@ MODEL_CACHE = "ModelCache"
 MODEL_CACHE_SHARD = "ModelCacheShard"
 MODEL_DEPLOYMENT = "ModelDeployment"
 MODEL_REPLICA = "ModelReplica"
+MODEL_SERVICE = "ModelService"
 
 # provider-kubernetes (namespaced, Crossplane v2 ".m." group).
 OBJECT_API_VERSION = "kubernetes.m.crossplane.io/v1alpha1"

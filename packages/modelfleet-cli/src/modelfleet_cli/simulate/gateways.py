@@ -1,14 +1,16 @@
-"""The simulated cluster's gateway controller (Gateway API), for Gateways a simulation seeds
-on a cluster (`clusters.<name>.objects` in simulation.yaml): each Gateway is Programmed at its
-address, and every HTTPRoute naming an existing Gateway as its parent is Accepted by it. A
-route naming a Gateway that does not exist gets no status, as with a real controller.
+"""The Gateway API on a simulated workload cluster: the Gateway a cluster declares (its
+InferenceCluster's `gatewayRef`, clusters.py) or a simulation seeds (`clusters.<name>.objects`
+in simulation.yaml), and the cluster's gateway controller. Each round the controller
+Programs every Gateway at its address, and every HTTPRoute naming an existing Gateway as its
+parent is Accepted by it. A route naming a Gateway that does not exist gets no status, as
+with a real controller.
 
-The address is the one the seeded Gateway reports (`status.addresses`), else the one it asks
-for (`spec.addresses`), else STAND_IN_ADDRESS."""
+The address is the one the Gateway reports (`status.addresses`), else the one it asks for
+(`spec.addresses`), else STAND_IN_ADDRESS."""
 
 from typing import Any
 
-from modelfleet_contracts.api import GATEWAY_API_GROUP, GATEWAY_KIND
+from modelfleet_contracts.api import GATEWAY_API_GROUP, GATEWAY_API_VERSION, GATEWAY_KIND
 from modelfleet_contracts.fields import list_at, mapping_at
 
 STAND_IN_ADDRESS = "10.96.0.80"
@@ -16,6 +18,27 @@ CONTROLLER = "simulated.modelfleet.io/gateway"
 _TIME = "1970-01-01T00:00:00Z"
 
 Key = tuple[str, str, str]
+
+
+def gateway_address(index: int) -> str:
+    """The address of the `index`-th cluster's Gateway: 10.<high>.<low>.1, one per cluster."""
+    return f"10.{(index >> 8) & 255}.{index & 255}.1"
+
+
+def programmed_gateway(name: str, namespace: str, address: str) -> dict[str, Any]:
+    """A Gateway as its controller reports it once Programmed at `address`."""
+    gateway: dict[str, Any] = {
+        "apiVersion": GATEWAY_API_VERSION,
+        "kind": GATEWAY_KIND,
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "gatewayClassName": "simulated",
+            "listeners": [{"name": "http", "port": 80, "protocol": "HTTP"}],
+        },
+        "status": {"addresses": [{"type": "IPAddress", "value": address}]},
+    }
+    program(gateway)
+    return gateway
 
 
 def _true(kind: str, generation: Any) -> dict[str, Any]:

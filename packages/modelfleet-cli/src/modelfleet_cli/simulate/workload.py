@@ -14,7 +14,7 @@ simulated providers drive it.
 import copy
 from typing import Any
 
-from modelfleet_contracts.api import LWS_API_VERSION, LWS_KIND
+from modelfleet_contracts.api import GATEWAY_API_GROUP, LWS_API_VERSION, LWS_KIND
 from modelfleet_contracts.conditions import condition_true
 from modelfleet_contracts.fields import int_at, list_at, mapping_at, mapping_path
 
@@ -38,6 +38,8 @@ __all__ = ["ApplyError", "HydrationFault", "Pool", "WorkloadCluster"]
 
 CLUSTER_SCOPED = frozenset({"Namespace", "StorageClass", "CustomResourceDefinition"})
 LWS_GROUP = LWS_API_VERSION.split("/")[0]
+# API groups a cluster serves only once their CRDs are installed (install_crd).
+CRD_GROUPS = frozenset({LWS_GROUP, GATEWAY_API_GROUP})
 
 
 KINDS_IN_CONTROLLER_ORDER = ("Namespace", "PersistentVolumeClaim", "Job")
@@ -143,7 +145,8 @@ class WorkloadCluster:
         key = key_of(manifest)
         if not key[2]:
             raise ApplyError(f"{kind}: metadata.name is required")
-        if api_version.split("/")[0] == LWS_GROUP and LWS_GROUP not in self.crds:
+        group = api_version.split("/")[0] if "/" in api_version else ""
+        if group in CRD_GROUPS and group not in self.crds:
             raise ApplyError(
                 f'no matches for kind "{kind}" in version "{api_version}": '
                 "ensure CRDs are installed first"
