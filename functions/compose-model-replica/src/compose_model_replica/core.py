@@ -29,6 +29,7 @@ from modelfleet_contracts.naming import workload_name
 from modelfleet_contracts.objects import kubernetes_object
 from modelfleet_contracts.observed import ObservedObject, StagedCache
 from modelfleet_contracts.outcome import Outcome
+from modelfleet_contracts.routes import pool_backend, prefix_route, service_backend
 from modelfleet_contracts.serving import DEPLOYMENT_LABEL, route_path_prefix, service_address
 from modelfleet_contracts.spec import InvalidSpec, parse_spec
 
@@ -40,12 +41,7 @@ from compose_model_replica.phases import (
 )
 from compose_model_replica.pools import inference_pool_manifest
 from compose_model_replica.routes import CONDITION as GATEWAY_ROUTED
-from compose_model_replica.routes import (
-    http_route_manifest,
-    pool_backend,
-    route_status,
-    service_backend,
-)
+from compose_model_replica.routes import route_status
 from compose_model_replica.shape import replica_shape
 from compose_model_replica.status import replica_status
 from compose_model_replica.workloads import serving_selector, workload_objects
@@ -233,13 +229,13 @@ def compose_replica(
                 )
             )
             return out
-        route = http_route_manifest(
+        route = prefix_route(
             name=remote,
             namespace=remote_namespace,
             labels=labels,
             gateway=view.gateway,
             prefix=prefix,
-            backend=backend,
+            backends=[backend],
         )
         out.desired[ROUTE] = kubernetes_object(
             route, view.provider_config_name or "", labels=labels

@@ -23,11 +23,12 @@ from modelfleet_contracts.naming import composed_key, remote_name
 from modelfleet_contracts.objects import kubernetes_object
 from modelfleet_contracts.observed import ObservedObject, StagedCache
 from modelfleet_contracts.outcome import Outcome
+from modelfleet_contracts.routes import route_admission
 from modelfleet_contracts.serving import model_route_prefix
 from modelfleet_contracts.spec import InvalidSpec, filled, parse_spec
 
 from compose_model_service.backends import BackendDecision, decide_backend
-from compose_model_service.routes import route_admission, weighted_route_manifest
+from compose_model_service.routes import weighted_route_manifest
 from compose_model_service.status import CONDITION, ClusterRow, service_status
 from compose_model_service.views import ClusterFacts, DeploymentView, RivalService
 
