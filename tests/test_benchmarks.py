@@ -3,14 +3,18 @@ size, the steady state it claims to measure (the builders stop unless the functi
 the composite Ready). Not timed: performance is measured by running the scripts. And
 docs/benchmarks.md has one section for each table they write, in the shape they print it."""
 
+import asyncio
 import importlib.util
 import sys
 from collections import Counter
 from pathlib import Path
 from types import ModuleType
+from unittest import mock
 
 import pytest
+from compose_model_cache import main as cache_main
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from modelfleet_contracts.edge.replay import replayable
 from modelfleet_devtools.bench import scenario_sections
 from modelfleet_devtools.docs_sections import (
     BENCHMARKS_DOC,
@@ -201,12 +205,18 @@ def test_the_scale_benchmark_reports_how_soon_a_completed_job_is_seen():
 def test_the_side_by_side_cycle_is_the_fleet_at_steady_state():
     """fleet_vs_upstream.py's cycle, ours, over one more cluster than a shard holds: the
     ModelCache and both of its shards, each request one that changes nothing and is Ready
-    (upstream's side needs its checkout, so it runs with the script only)."""
+    (upstream's side needs its checkout, so it runs with the script only). The server
+    answers each again without deciding: its answer asks for no recheck off the clock."""
     upstream = load(UPSTREAM_SCRIPT)
     cycle = upstream.our_cycle(33)
     assert sorted(name for name, _ in cycle) == ["cache", "shard-0", "shard-1"]
+    served = cache_main.served()
     for _, req in cycle:
         assert upstream.RUNNER.run(req).desired.composite.ready == fnv1.READY_TRUE
+        first = asyncio.run(served.RunFunction(req))
+        assert replayable(first)
+        with mock.patch.object(served, "run", side_effect=AssertionError("decided again")):
+            assert asyncio.run(served.RunFunction(req)) == first
 
 
 LIMIT = scale_changes.LIMIT_SECONDS

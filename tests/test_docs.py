@@ -18,6 +18,7 @@ USER_DOCS = [
     "modelcache.md",
     "modeldeployment.md",
     "modelreplica.md",
+    "modelservice.md",
 ]
 YAML_BLOCK = re.compile(r"^```yaml\n(.*?)^```", re.MULTILINE | re.DOTALL)
 

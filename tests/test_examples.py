@@ -18,7 +18,13 @@ import yaml
 from modelfleet_devtools.paths import EXAMPLES_DIR, SHARED_SCHEMAS_DIR
 from modelfleet_devtools.validation import assert_valid, assert_valid_xr, require_shared_schemas
 
-MODELFLEET_KINDS = {"InferenceCluster", "ModelCache", "ModelDeployment", "ModelReplica"}
+MODELFLEET_KINDS = {
+    "InferenceCluster",
+    "ModelCache",
+    "ModelDeployment",
+    "ModelReplica",
+    "ModelService",
+}
 FUNCTION_CRD = SHARED_SCHEMAS_DIR / "pkg.crossplane.io_functions.yaml"
 
 

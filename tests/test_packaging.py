@@ -24,6 +24,7 @@ import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from modelfleet_cli.functions import LoopbackPort
+from modelfleet_cli.launch import Launched
 from modelfleet_devtools.release.build import FUNCTION_ENTRYPOINT
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,12 +56,13 @@ def dockerfile_instructions(function: str | None) -> list[tuple[str, str]]:
     return out
 
 
-def test_there_are_four_functions() -> None:
+def test_there_are_five_functions() -> None:
     assert FUNCTIONS == [
         "compose-inference-cluster",
         "compose-model-cache",
         "compose-model-deployment",
         "compose-model-replica",
+        "compose-model-service",
     ]
 
 
@@ -123,9 +125,10 @@ def test_dockerfile_runs_as_non_root_on_the_function_port(function: str) -> None
 
 
 class Served:
-    """A console script running as `uv run <script> --insecure --address 127.0.0.1:PORT`."""
+    """A console script running as `uv run <script> --insecure --address 127.0.0.1:PORT`
+    (modelfleet_cli.launch: its output in `log`)."""
 
-    def __init__(self, script: str) -> None:
+    def __init__(self, script: str, log: Path) -> None:
         self.script = script
         # Held until the script listens: four servers start at once, each on its own port.
         self.port = LoopbackPort()
@@ -133,13 +136,7 @@ class Served:
         # The command docs/development.md gives for serving a function; --frozen so that
         # running tests never rewrites uv.lock.
         self.command = ["uv", "run", "--frozen", script, "--insecure", "--address", self.address]
-        self.process = subprocess.Popen(
-            self.command,
-            cwd=ROOT,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        self.process = Launched.start(script, self.command, log, cwd=ROOT)
 
     def channel(self) -> grpc.Channel:
         """A channel with gRPC's default limits, like Crossplane's client: it sends any size
@@ -152,25 +149,20 @@ class Served:
             self.stop()
             raise AssertionError(
                 f"`{shlex.join(self.command)}` did not serve within {START_TIMEOUT_S}s: "
-                f"{self.process.stderr.read() if self.process.stderr else ''}"
+                f"{self.process.tail()}"
             ) from None
         return channel
 
     def stop(self) -> None:
         self.port.release()
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        self.process.stop()
 
 
 @pytest.fixture(scope="module")
-def served() -> Iterator[dict[str, Served]]:
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Served]]:
     """All four console scripts, started at once so they boot in parallel."""
-    servers = {function: Served(function) for function in FUNCTIONS}
+    logs = tmp_path_factory.mktemp("served")
+    servers = {function: Served(function, logs / f"{function}.log") for function in FUNCTIONS}
     try:
         yield servers
     finally:
@@ -192,7 +184,7 @@ def test_console_script_serves_run_function(function: str, served: dict[str, Ser
     with served[function].channel() as channel:
         rsp = run_function(channel, req)
     assert rsp.meta.tag == "probe"
-    assert served[function].process.poll() is None
+    assert served[function].process.alive()
 
 
 def benchmark_request(function: str, script: str, size: int) -> fnv1.RunFunctionRequest:

@@ -3,14 +3,13 @@ the hydrator container stages the model from the loopback Hub into the claim, a 
 re-hydrates into a fresh copy while serving goes on, a failed hydration shows Failed with its
 reason and recovers when retried, a hydration container killed mid-download resumes on its
 next attempt, a cluster that disconnects for a while loses nothing, a cluster whose
-hydration fails for good hands its replicas to another (make before break), a change on a
-cluster whose API server restarted (breaking provider-kubernetes' watches) is still seen in
-seconds, a provider-kubernetes restart mid-staging loses nothing, and deleting the fleet
-leaves nothing behind (a Retain claim aside, which it keeps).
-
-provider-kubernetes runs as the docs install it: watches on claims, Jobs and serving
-workloads, a 10-minute poll for the rest. A change these scenarios wait for within a minute
-is one only a (re-established) watch delivers that soon."""
+hydration fails for good hands its replicas to another (make before break), and deleting the
+fleet leaves nothing behind (a Retain claim aside, which it keeps). A change on a cluster whose
+API server restarted (breaking provider-kubernetes' watches) is still seen in seconds, and a
+provider-kubernetes restart mid-staging loses nothing: provider-kubernetes runs as the docs
+install it (watches on claims, Jobs and serving workloads, a 10-minute poll for the rest), so
+a change these scenarios wait for within a minute is one only a (re-established) watch
+delivers that soon."""
 
 from __future__ import annotations
 
@@ -22,7 +21,6 @@ from typing import Any
 import pytest
 from modelfleet_devtools.e2e.fleet import (
     GROUP_VERSION,
-    ServedFleet,
     apply_fleet,
     condition,
     delete_fleet,
@@ -31,79 +29,14 @@ from modelfleet_devtools.e2e.fleet import (
 )
 from modelfleet_devtools.e2e.kube import resource_path
 from modelfleet_devtools.e2e.processes import wait_for
+from modelfleet_devtools.e2e.quickstart import CLUSTER, OBJECTS, QuickstartFleet
 from modelfleet_devtools.e2e.sources import QUICKSTART_REPO, WEIGHTS
 from modelfleet_devtools.e2e.stack import RealControlPlane
-from modelfleet_devtools.e2e.staged import check_staged
 from modelfleet_devtools.paths import EXAMPLES_DIR
 
 Json = dict[str, Any]
-CLUSTER = "gke-dev"
 SECOND = "gke-dev-2"  # joins for the healing scenario
 USAGES = "protection.crossplane.io/v1beta1"
-OBJECTS = resource_path("kubernetes.m.crossplane.io/v1alpha1", "objects")
-# What goes by design with a source: its hydration Job's Object (a finished Job's stays, slim,
-# until its source or cache goes). The hydrator's ServiceAccount, Role and RoleBinding are the
-# InferenceCluster's, composed once per workload namespace: they last.
-HYDRATION_KINDS = frozenset({"Job"})
-
-
-class Fleet(ServedFleet):
-    def row(self, cluster: str = CLUSTER) -> Json:
-        rows = (self.get(self.cache).get("status") or {}).get("clusters") or []
-        return next((r for r in rows if r.get("name") == cluster), {})
-
-    def ready(self, xr: Json) -> bool:
-        return condition(self.get(xr), "Ready").get("status") == "True"
-
-    def workload(self, cluster: str = CLUSTER) -> Json:
-        return self.plane.clusters.clusters[cluster].client
-
-    def served_path(self) -> str:
-        """The --model path the serving Deployment on the cluster reads."""
-        items = self.workload().list(resource_path("apps/v1", "deployments"))
-        args = [
-            a
-            for d in items
-            for c in d["spec"]["template"]["spec"]["containers"]
-            for a in c.get("args") or []
-        ]
-        return next((a.split("=", 1)[1] for a in args if a.startswith("--model=")), "")
-
-    def object_names(self) -> set[str]:
-        return {o["metadata"]["name"] for o in self.plane.client.list(OBJECTS)}
-
-    def lasting_objects(self) -> set[str]:
-        """Objects that stay composed while the fleet is unchanged: claims, namespaces,
-        classes, the hydrator's access, workloads and their Services (not Jobs' Objects)."""
-        return {
-            o["metadata"]["name"]
-            for o in self.plane.client.list(OBJECTS)
-            if o["spec"]["forProvider"]["manifest"].get("kind") not in HYDRATION_KINDS
-        }
-
-    def uids(self, api: str, plural: str) -> set[str]:
-        return {o["metadata"]["uid"] for o in self.workload().list(resource_path(api, plural))}
-
-    def everything_ready(self) -> bool:
-        self.plane.check_alive()
-        return all(self.ready(o) for o in self.objects if o["kind"] != "Secret")
-
-    def staged(self) -> tuple[int, list[str]]:
-        """check_staged on the cache as it is now."""
-        clusters = self.plane.clusters
-        assert clusters.pods is not None and clusters.sources is not None
-        return check_staged(clusters.pods, clusters.sources, [self.get(self.cache)])
-
-    def serving_ready(self) -> bool:
-        return self.ready(self.deployment)
-
-    def jobs(self) -> set[str]:
-        return self.uids("batch/v1", "jobs")
-
-    def change_revision(self, revision: str) -> None:
-        self.plane.client.merge_patch(
-            xr_path(self.cache), {"spec": {"huggingFace": {"revision": revision}}}
-        )
 
 
 def retain(obj: Json) -> None:
@@ -112,10 +45,10 @@ def retain(obj: Json) -> None:
 
 
 @pytest.fixture(scope="module")
-def fleet(real_control_plane: RealControlPlane) -> Iterator[Fleet]:
+def fleet(real_control_plane: RealControlPlane) -> Iterator[QuickstartFleet]:
     plane = real_control_plane
     objects = apply_fleet(plane, EXAMPLES_DIR / "quickstart", edit=retain)
-    quickstart = Fleet(plane, objects)
+    quickstart = QuickstartFleet(plane, objects)
     try:
         wait_for(quickstart.everything_ready, what="the quickstart Ready", timeout=300, every=3)
         yield quickstart
@@ -125,13 +58,13 @@ def fleet(real_control_plane: RealControlPlane) -> Iterator[Fleet]:
                 plane.clusters.discard(name)
 
 
-def test_the_hydrator_container_staged_the_model_from_the_hub(fleet: Fleet) -> None:
+def test_the_hydrator_container_staged_the_model_from_the_hub(fleet: QuickstartFleet) -> None:
     stand_in = fleet.plane.clusters.clusters[CLUSTER].stand_in
     assert stand_in.hydrations and not stand_in.simulated, stand_in.simulated
     assert fleet.staged() == (1, [])
 
 
-def test_a_source_change_rehydrates_while_serving_goes_on(fleet: Fleet) -> None:
+def test_a_source_change_rehydrates_while_serving_goes_on(fleet: QuickstartFleet) -> None:
     before = fleet.row()
     old_path = fleet.served_path()
     assert old_path.endswith(before["path"]), (old_path, before)
@@ -156,7 +89,7 @@ def test_a_source_change_rehydrates_while_serving_goes_on(fleet: Fleet) -> None:
     assert fleet.staged() == (1, [])
 
 
-def test_a_failed_hydration_shows_failed_then_recovers_when_retried(fleet: Fleet) -> None:
+def test_a_failed_hydration_shows_failed_then_recovers_when_retried(fleet: QuickstartFleet) -> None:
     # The Hub refuses the repo (access revoked): every hydrator container's attempt fails.
     sources = fleet.plane.clusters.sources
     assert sources is not None
@@ -194,7 +127,7 @@ def test_a_failed_hydration_shows_failed_then_recovers_when_retried(fleet: Fleet
 
 
 def test_a_hydration_container_killed_mid_download_resumes_on_its_next_attempt(
-    fleet: Fleet,
+    fleet: QuickstartFleet,
 ) -> None:
     clusters = fleet.plane.clusters
     assert clusters.pods is not None and clusters.sources is not None
@@ -253,7 +186,7 @@ def test_a_hydration_container_killed_mid_download_resumes_on_its_next_attempt(
     assert fleet.staged() == (1, [])
 
 
-def test_a_cluster_that_disconnects_for_a_while_loses_nothing(fleet: Fleet) -> None:
+def test_a_cluster_that_disconnects_for_a_while_loses_nothing(fleet: QuickstartFleet) -> None:
     plane = fleet.plane
     lasting = fleet.lasting_objects()
     claims = fleet.uids("v1", "persistentvolumeclaims")
@@ -281,7 +214,7 @@ def test_a_cluster_that_disconnects_for_a_while_loses_nothing(fleet: Fleet) -> N
 
 
 def test_a_function_container_killed_mid_reconcile_is_restarted_and_loses_nothing(
-    fleet: Fleet,
+    fleet: QuickstartFleet,
 ) -> None:
     """compose-model-cache's container is killed (SIGKILL) just as a source change gives it
     work; restarted as its pod would be, it picks the work up and nothing composed is lost."""
@@ -315,84 +248,8 @@ def test_a_function_container_killed_mid_reconcile_is_restarted_and_loses_nothin
     assert serving <= fleet.uids("apps/v1", "deployments"), "serving was restarted"
 
 
-# Longest a change a watch delivers may take to reach an XR's status here: far below the
-# provider's 10-minute poll, so only a watch that works meets it.
-SEEN_WITHIN = 60
-
-
-def test_a_change_after_the_workload_api_server_restarted_is_seen_in_seconds(
-    fleet: Fleet,
-) -> None:
-    """The cluster's API server restarts, breaking provider-kubernetes' watches on it; as it
-    comes back, the serving Deployment stops being Available, then is Available again. The
-    ModelDeployment follows both within SEEN_WITHIN seconds: the watches were re-established
-    (a change made while they re-listed included) and no change was lost."""
-    plane = fleet.plane
-    stand_in = plane.clusters.clusters[CLUSTER].stand_in
-    serving = fleet.uids("apps/v1", "deployments")
-    assert fleet.serving_ready()
-    plane.clusters.disconnect(CLUSTER)
-    time.sleep(5)  # long enough for the provider's watches on it to fail
-    stand_in.room = False  # what the restarted server reports: the group is not Available
-    try:
-        plane.clusters.reconnect(CLUSTER)
-        wait_for(
-            lambda: not fleet.serving_ready() or plane.check_alive(),
-            what="the ModelDeployment to see its serving group no longer Available",
-            timeout=SEEN_WITHIN,
-            every=1,
-        )
-    finally:
-        stand_in.room = True
-    wait_for(
-        lambda: fleet.serving_ready() or plane.check_alive(),
-        what="the ModelDeployment to see its serving group Available again",
-        timeout=SEEN_WITHIN,
-        every=1,
-    )
-    assert serving <= fleet.uids("apps/v1", "deployments"), "serving was restarted"
-
-
-def test_a_provider_restart_mid_staging_loses_nothing(fleet: Fleet) -> None:
-    """provider-kubernetes is restarted as soon as a source change's hydration Job exists on
-    the cluster. The restarted provider takes every Object over (watches included): the new
-    source is staged and the cache Ready with it; no lasting Object, claim or serving
-    Deployment is lost or recreated."""
-    plane = fleet.plane
-    lasting = fleet.lasting_objects()
-    claims = fleet.uids("v1", "persistentvolumeclaims")
-    serving = fleet.uids("apps/v1", "deployments")
-    jobs = fleet.jobs()
-    before = fleet.row()
-    revision = "refs/pr/6"  # one no earlier scenario staged: the cache has work to do
-    assert fleet.get(fleet.cache)["spec"]["huggingFace"]["revision"] != revision
-    fleet.change_revision(revision)
-    wait_for(
-        lambda: fleet.jobs() - jobs or plane.check_alive(),
-        what="the new source's hydration Job on the cluster",
-        timeout=120,
-        every=1,
-    )
-    plane.processes.restart(plane.processes.named("provider-kubernetes"))
-
-    def staged_anew() -> bool:
-        plane.check_alive()
-        assert lasting <= fleet.lasting_objects(), "a lasting Object was dropped"
-        row = fleet.row()
-        return (
-            row.get("fingerprint") != before["fingerprint"]
-            and row.get("phase") == "Ready"
-            and fleet.everything_ready()
-        )
-
-    wait_for(staged_anew, what="the new source staged after the restart", timeout=300, every=3)
-    assert claims <= fleet.uids("v1", "persistentvolumeclaims"), "a claim was recreated"
-    assert serving <= fleet.uids("apps/v1", "deployments"), "serving was restarted"
-    assert fleet.staged() == (1, [])
-
-
 def test_a_cluster_whose_hydration_fails_for_good_hands_its_replicas_to_another(
-    fleet: Fleet,
+    fleet: QuickstartFleet,
 ) -> None:
     """A source change fails for good on the serving cluster (the Hub refuses the repo until
     every attempt has failed: the cache's row there is Failed and stays so, as no one retries
@@ -519,8 +376,84 @@ def test_a_cluster_whose_hydration_fails_for_good_hands_its_replicas_to_another(
     assert (placed[CLUSTER], placed[SECOND]) == (0, desired), status
 
 
+# Longest a change a watch delivers may take to reach an XR's status here: far below the
+# provider's 10-minute poll, so only a watch that works meets it.
+SEEN_WITHIN = 60
+
+
+def test_a_change_after_the_workload_api_server_restarted_is_seen_in_seconds(
+    fleet: QuickstartFleet,
+) -> None:
+    """The cluster's API server restarts, breaking provider-kubernetes' watches on it; as it
+    comes back, the serving Deployment stops being Available, then is Available again. The
+    ModelDeployment follows both within SEEN_WITHIN seconds: the watches were re-established
+    (a change made while they re-listed included) and no change was lost."""
+    plane = fleet.plane
+    stand_in = plane.clusters.clusters[CLUSTER].stand_in
+    serving = fleet.uids("apps/v1", "deployments")
+    assert fleet.ready(fleet.deployment)
+    plane.clusters.disconnect(CLUSTER)
+    time.sleep(5)  # long enough for the provider's watches on it to fail
+    stand_in.room = False  # what the restarted server reports: the group is not Available
+    try:
+        plane.clusters.reconnect(CLUSTER)
+        wait_for(
+            lambda: not fleet.ready(fleet.deployment) or plane.check_alive(),
+            what="the ModelDeployment to see its serving group no longer Available",
+            timeout=SEEN_WITHIN,
+            every=1,
+        )
+    finally:
+        stand_in.room = True
+    wait_for(
+        lambda: fleet.ready(fleet.deployment) or plane.check_alive(),
+        what="the ModelDeployment to see its serving group Available again",
+        timeout=SEEN_WITHIN,
+        every=1,
+    )
+    assert serving <= fleet.uids("apps/v1", "deployments"), "serving was restarted"
+
+
+def test_a_provider_restart_mid_staging_loses_nothing(fleet: QuickstartFleet) -> None:
+    """provider-kubernetes is restarted as soon as a source change's hydration Job exists on
+    the cluster. The restarted provider takes every Object over (watches included): the new
+    source is staged and the cache Ready with it; no lasting Object, claim or serving
+    Deployment is lost or recreated."""
+    plane = fleet.plane
+    lasting = fleet.lasting_objects()
+    claims = fleet.uids("v1", "persistentvolumeclaims")
+    serving = fleet.uids("apps/v1", "deployments")
+    jobs = fleet.uids("batch/v1", "jobs")
+    before = fleet.row()
+    revision = "refs/pr/6"  # one no earlier scenario staged: the cache has work to do
+    assert fleet.get(fleet.cache)["spec"]["huggingFace"]["revision"] != revision
+    fleet.change_revision(revision)
+    wait_for(
+        lambda: fleet.uids("batch/v1", "jobs") - jobs or plane.check_alive(),
+        what="the new source's hydration Job on the cluster",
+        timeout=120,
+        every=1,
+    )
+    plane.processes.restart(plane.processes.named("provider-kubernetes"))
+
+    def staged_anew() -> bool:
+        plane.check_alive()
+        assert lasting <= fleet.lasting_objects(), "a lasting Object was dropped"
+        row = fleet.row()
+        return (
+            row.get("fingerprint") != before["fingerprint"]
+            and row.get("phase") == "Ready"
+            and fleet.everything_ready()
+        )
+
+    wait_for(staged_anew, what="the new source staged after the restart", timeout=300, every=3)
+    assert claims <= fleet.uids("v1", "persistentvolumeclaims"), "a claim was recreated"
+    assert serving <= fleet.uids("apps/v1", "deployments"), "serving was restarted"
+    assert fleet.staged() == (1, [])
+
+
 def test_deleting_the_cache_keeps_its_retained_claim_and_the_fleet_leaves_nothing(
-    fleet: Fleet,
+    fleet: QuickstartFleet,
 ) -> None:
     plane = fleet.plane
     claim = fleet.row()["claimName"]

@@ -6,7 +6,7 @@ from compose_inference_cluster.gateway import GATEWAY
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.clusters import read_cluster
 from modelfleet_devtools.requests import conditions, desired_resources, desired_status, events
-from modelfleet_devtools.validation import assert_valid, require_shared_schemas
+from modelfleet_devtools.validation import assert_valid, require_shared_schemas, validate_xr
 from modelfleet_devtools.world import observed_object
 from test_cluster_scenarios import cluster, run
 
@@ -85,3 +85,61 @@ def test_without_a_gateway_ref_nothing_is_observed_or_reported():
     assert GATEWAY not in desired_resources(rsp)
     assert "gateway" not in desired_status(rsp)
     assert "GatewayReady" not in conditions(rsp)
+
+
+# (case, spec.inferenceExtension, the endpoint picker a replica reads: (port, failure mode))
+EXTENSION_CASES = [
+    ("not declared", None, None),
+    ("declared off", {"enabled": False}, None),
+    ("enabled with the defaults", {"enabled": True}, (9002, "FailClose")),
+    (
+        "enabled, its own port and FailOpen",
+        {"enabled": True, "endpointPickerPort": 9102, "failureMode": "FailOpen"},
+        (9102, "FailOpen"),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("extension", "picker"),
+    [c[1:] for c in EXTENSION_CASES],
+    ids=[c[0] for c in EXTENSION_CASES],
+)
+def test_the_inference_extension_reaches_replicas_on_the_gateway_row(extension, picker):
+    spec = {"gatewayRef": REF} | ({"inferenceExtension": extension} if extension else {})
+    xr = cluster({"storageClassName": "filestore-rwx"}, **spec)
+    for seen in (None, (PROGRAMMED, None)):  # whatever the Gateway's state
+        rsp = run(xr, observed_gateway(xr, *seen) if seen else None)
+        view = read_cluster({"metadata": {"name": "gke-us"}, "status": desired_status(rsp)})
+        assert view.gateway is not None
+        got = view.gateway.inference_pool
+        assert (got.port, got.failure_mode) == picker if picker else got is None
+
+
+ENABLED = {"gatewayRef": REF, "inferenceExtension": {"enabled": True}}
+# (case, spec beside storage, what the API server says: None when it admits it)
+ADMISSION_CASES = [
+    (
+        "extension with a Gateway",
+        {"gatewayRef": REF, "inferenceExtension": {"enabled": True}},
+        None,
+    ),
+    ("extension declared off, no Gateway", {"inferenceExtension": {"enabled": False}}, None),
+    ("extension without a Gateway", {"inferenceExtension": {"enabled": True}}, "gatewayRef"),
+    (
+        "unknown failure mode",
+        {"gatewayRef": REF, "inferenceExtension": {"enabled": True, "failureMode": "Sometimes"}},
+        "failureMode",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("spec", "refused"), [c[1:] for c in ADMISSION_CASES], ids=[c[0] for c in ADMISSION_CASES]
+)
+def test_the_inference_extension_is_admitted_only_with_a_gateway(spec, refused):
+    errors = validate_xr(cluster({"storageClassName": "filestore-rwx"}, **spec))
+    if refused is None:
+        assert errors == []
+    else:
+        assert any(refused in e for e in errors), errors

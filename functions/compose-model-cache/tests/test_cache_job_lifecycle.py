@@ -1,6 +1,6 @@
 """A hydration Job from start to its TTL: what its Object is at each step.
 
-Routine work creates and deletes no Object (issue 20 item 2). A Job runs under the cluster's
+Routine work creates and deletes no Object. A Job runs under the cluster's
 hydrator ServiceAccount (composed once per workload namespace by compose-inference-cluster),
 so it needs no access Objects of its own; it carries `ttlSecondsAfterFinished`, so the
 workload cluster removes it an hour after it finished. Its Object is composed in full while

@@ -27,7 +27,7 @@ from replica_world import (
 
 
 def test_done_when_a_2_node_vllm_replica_waits_for_its_cache_then_serves_a_valid_gang():
-    """Issue 6's done-when: nothing while the cache hydrates, then a valid LeaderWorkerSet
+    """Nothing while the cache hydrates, then a valid LeaderWorkerSet
     whose leader and worker pods all mount the cache, then Ready once the gang is Available."""
     xr = replica(nodes=2)
 

@@ -16,7 +16,11 @@ reconcile, derived from the real functions (so it is what they report, not made 
   ModelCacheShard by name: one requirement per cluster, all resolved from this one file);
 - `examples/<name>/render/required.yaml`: those InferenceClusters and the ModelCaches with the
   status their function writes once their shards report every cluster Ready: what a
-  ModelDeployment or a ModelReplica requires.
+  ModelDeployment or a ModelReplica requires;
+- `examples/<name>/render/services.yaml` (an example with a ModelService): those, and the
+  ModelDeployments with the status they report once every ModelReplica they compose serves
+  (its workload and Service observed done; a Gateway Programmed, an HTTPRoute Accepted): what
+  a ModelService requires. `observed-<service>.yaml` are its routes, Accepted.
 
 Valid input for both generations of the Crossplane CLI (docs/cli.md):
 - an XR's required resources never include that XR: CLI v2.5's engine stores required
@@ -44,6 +48,7 @@ from modelfleet_cli.loading import LoadError, load_objects
 from modelfleet_cli.output import whole_numbers_as_int, yaml_stream
 from modelfleet_cli.pipeline import PipelineResult, run_pipeline
 from modelfleet_cli.render import CONDITION_TIME
+from modelfleet_cli.simulate.gateways import gateway_address
 from modelfleet_contracts.api import MODEL_CACHE_SHARD
 
 FUNCTIONS = (
@@ -51,6 +56,7 @@ FUNCTIONS = (
     "compose-model-cache",
     "compose-model-deployment",
     "compose-model-replica",
+    "compose-model-service",
 )
 CSI_PROVISIONER = {
     "gke": "filestore.csi.storage.gke.io",
@@ -73,6 +79,7 @@ REQUIRED_FILES = {
     "ModelCacheShard": ("clusters.yaml",),
     "ModelDeployment": ("required.yaml",),
     "ModelReplica": ("required.yaml",),
+    "ModelService": ("services.yaml",),
 }
 
 
@@ -136,10 +143,36 @@ def _ready_condition() -> dict[str, str]:
     }
 
 
-def _done(manifest: dict[str, Any], provisioner: str) -> dict[str, Any]:
-    """A remote object as its workload cluster reports it once it is done."""
+def _done(manifest: dict[str, Any], provisioner: str, gateway: str = "") -> dict[str, Any]:
+    """A remote object as its workload cluster reports it once it is done (`gateway`: the
+    address a Gateway is Programmed at)."""
     seen = copy.deepcopy(manifest)
     kind = seen.get("kind")
+    if kind in ("Deployment", "LeaderWorkerSet"):
+        replicas = seen.get("spec", {}).get("replicas", 1)
+        seen["status"] = {
+            "replicas": replicas,
+            "readyReplicas": replicas,
+            "updatedReplicas": replicas,
+            "conditions": [{"type": "Available", "status": "True", "reason": "Ready"}],
+        }
+    elif kind == "Gateway":
+        seen["status"] = {
+            "addresses": [{"type": "IPAddress", "value": gateway}],
+            "conditions": [{"type": "Programmed", "status": "True", "reason": "Programmed"}],
+        }
+    elif kind == "HTTPRoute":
+        accepted = {"type": "Accepted", "status": "True", "reason": "Accepted"}
+        seen["status"] = {
+            "parents": [
+                {
+                    "parentRef": ref,
+                    "controllerName": "example.org/gateway",
+                    "conditions": [accepted],
+                }
+                for ref in seen.get("spec", {}).get("parentRefs", [])
+            ]
+        }
     if kind == "StorageClass":
         seen.setdefault("provisioner", provisioner)
     elif kind == "Namespace":
@@ -165,7 +198,7 @@ def _composed(xr: dict[str, Any], resource_name: str, desired: dict[str, Any]) -
 
 
 def observed_objects(
-    xr: dict[str, Any], desired: dict[str, dict[str, Any]], provisioner: str
+    xr: dict[str, Any], desired: dict[str, dict[str, Any]], provisioner: str, gateway: str = ""
 ) -> list[dict[str, Any]]:
     """The XR's composed resources as the providers report them once they are done."""
     observed = []
@@ -174,7 +207,7 @@ def observed_objects(
         status: dict[str, Any] = {"conditions": [_ready_condition()]}
         manifest = obj.get("spec", {}).get("forProvider", {}).get("manifest")
         if isinstance(manifest, dict):
-            status["atProvider"] = {"manifest": _done(manifest, provisioner)}
+            status["atProvider"] = {"manifest": _done(manifest, provisioner, gateway)}
         out["status"] = status
         observed.append(out)
     return observed
@@ -221,11 +254,12 @@ def settled(
     pool: list[dict[str, Any]],
     provisioner: str,
     files: dict[str, str],
+    gateway: str = "",
 ) -> dict[str, Any]:
     """`xr` after its composed resources are done: reconciled once, its composed resources
     observed done (written to files as observed-<name>.yaml), reconciled again."""
     first = _run(functions, xr, pool)
-    observed = observed_objects(xr, first.resources, provisioner)
+    observed = observed_objects(xr, first.resources, provisioner, gateway)
     files[f"observed-{xr['metadata']['name']}.yaml"] = generated_stream(observed)
     return reconciled(functions, xr, pool, observed)
 
@@ -266,6 +300,24 @@ def settled_cache(
     return reconciled(functions, cache, clusters, observed)
 
 
+def settled_deployment(
+    functions: FunctionServers, deployment: dict[str, Any], pool: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """A ModelDeployment once its ModelReplicas serve: each replica it composes settled (its
+    workload and Service observed done) and observed with the status it then reports; the
+    deployment as Crossplane stores it then (what a ModelService requires)."""
+    desired = _run(functions, deployment, pool).resources
+    replicas = []
+    for key, obj in sorted(desired.items()):
+        if obj.get("kind") != "ModelReplica":
+            continue  # its Usages: nothing the ModelService reads depends on them
+        replica = _composed(deployment, key, obj)
+        replica["metadata"]["name"] = obj["metadata"]["name"]  # the name the scheduler gives
+        stored = settled(functions, replica, pool, "", {})
+        replicas.append({**replica, "status": stored["status"]})
+    return reconciled(functions, deployment, pool, replicas)
+
+
 def render_inputs(example: Path, functions: FunctionServers) -> dict[str, str]:
     """File name (under render/) -> content, for one example."""
     objects = example_objects(example)
@@ -277,7 +329,10 @@ def render_inputs(example: Path, functions: FunctionServers) -> dict[str, str]:
     ]
     files: dict[str, str] = {}
     stored_clusters = [
-        settled(functions, c, configs, _provisioner(c["metadata"]["name"]), files) for c in clusters
+        settled(
+            functions, c, configs, _provisioner(c["metadata"]["name"]), files, gateway_address(i)
+        )
+        for i, c in enumerate(clusters)
     ]
     caches = [
         settled_cache(functions, cache, stored_clusters, files)
@@ -288,6 +343,16 @@ def render_inputs(example: Path, functions: FunctionServers) -> dict[str, str]:
     files["clusters.yaml"] = generated_stream(stored_clusters)
     if caches:
         files["required.yaml"] = generated_stream([*stored_clusters, *caches])
+    if any(o["kind"] == "ModelService" for o in objects):
+        pool = [*stored_clusters, *caches]
+        deployments = [
+            settled_deployment(functions, md, pool)
+            for md in objects
+            if md["kind"] == "ModelDeployment"
+        ]
+        files["services.yaml"] = generated_stream([*pool, *deployments])
+        for service in (o for o in objects if o["kind"] == "ModelService"):
+            settled(functions, service, [*pool, *deployments], "", files)
     return files
 
 

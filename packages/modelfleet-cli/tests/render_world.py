@@ -23,6 +23,7 @@ COMPOSITIONS = {
     "ModelCacheShard": "apis/modelcacheshards/composition.yaml",
     "ModelDeployment": "apis/modeldeployments/composition.yaml",
     "ModelReplica": "apis/modelreplicas/composition.yaml",
+    "ModelService": "apis/modelservices/composition.yaml",
 }
 
 

@@ -124,9 +124,13 @@ def test_a_model_deployment_places_one_model_replica_per_cluster(
     check_stream(docs, "ModelDeployment")
     assert conditions(docs[0])["Scheduled"] == ("True", "Scheduled")
     assert conditions(docs[0])["ModelCacheReady"] == ("True", "Ready")
-    replicas = {d["spec"]["clusterName"]: d["spec"]["replicas"] for d in docs[1:]}
+    composed = docs[1:]
+    replicas = {d["spec"]["clusterName"]: d["spec"]["replicas"] for d in of_kind(composed)}
     assert replicas == placement
-    assert all(d["kind"] == "ModelReplica" for d in docs[1:])
+    # Beside each ModelReplica, the Usages by it (of its cache and cluster): nothing else.
+    assert {d["kind"] for d in composed} <= {"ModelReplica", "Usage"}
+    usages_by = {u["spec"]["by"]["resourceRef"]["name"] for u in of_kind(composed, "Usage")}
+    assert usages_by == {r["metadata"]["name"] for r in of_kind(composed)}
     assert all(r["apiVersion"] == "render.crossplane.io/v1beta1" for r in results)
     assert {r["severity"] for r in results} <= {"SEVERITY_NORMAL", "SEVERITY_WARNING"}
     # Only the last call of the requirements loop counts: its first call's event is not shown.
@@ -147,8 +151,12 @@ def test_the_multinode_deployment_is_rejected_on_the_cluster_without_shared_stor
     assert (
         "multi-node model requires shared storage on the inference cluster gke-us-east" in message
     )
-    [replica] = docs[1:]
+    [replica] = of_kind(docs[1:])
     assert replica["spec"]["nodes"] >= 2, "a gang of several nodes"
+
+
+def of_kind(docs: list[dict], kind: str = "ModelReplica") -> list[dict]:
+    return [d for d in docs if d["kind"] == kind]
 
 
 def test_a_model_replica_serves_from_the_cache_once_it_is_ready(functions_file: Path) -> None:

@@ -1,5 +1,5 @@
 """`modelfleet simulate` end to end: every example reaches Ready through the real functions,
-and the fleet survives the faults of issue 8 (nothing precious deleted on clusters that still
+and the fleet survives its faults (nothing precious deleted on clusters that still
 match, phases recover, the user is told)."""
 
 import json
@@ -86,7 +86,7 @@ def test_multinode_gang_lands_on_the_rwx_cluster_and_the_other_is_rejected(funct
     assert rows["gke-us-central"]["phase"] == "Ready"
 
 
-# --- faults (issue 8 item 2) ----------------------------------------------------------------
+# --- faults ---------------------------------------------------------------------------------
 
 TWO_CLUSTERS = """
 apiVersion: modelfleet.io/v1alpha1

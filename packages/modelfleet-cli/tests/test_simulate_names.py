@@ -1,7 +1,6 @@
 """Composed resources' names in simulation are Crossplane's: derived from the XR's UID and the
-composition resource name, never one XR's resource stored over another's (issue 22: a
-300-cluster fleet lost claims when two 5-hex-digit names collided and the second overwrote the
-first)."""
+composition resource name, never one XR's resource stored over another's: a name
+taken (two 5-hex-digit suffixes colliding) is derived again, as Crossplane does."""
 
 import sys
 from pathlib import Path
@@ -143,9 +142,9 @@ def test_another_xrs_object_under_the_name_is_kept_and_the_xr_is_warned(function
     assert plane.losses == []
 
 
-# c041-claim and c326-claim of ModelCache ml-team/qwen3-0-6b had the same name before
-# (both a0afa: the first 5 hex digits of sha256("<XR key>/<resource>")), and c041 never got its
-# claim: the smallest fleet that reproduces issue 22's collision. Among c000, c001, ... it
+# c041-claim and c326-claim of ModelCache ml-team/qwen3-0-6b derive the same first name
+# (both a0afa: the first 5 hex digits of sha256("<XR key>/<resource>")), so c041's claim is
+# named again: the smallest fleet with such a collision. Among c000, c001, ... it
 # takes 129 clusters x 10 models; quickstart copies of 300 clusters x 10 models run in the
 # simulate benchmark (packages/modelfleet-cli/benchmarks), too slow for the suite.
 FLEETS = [

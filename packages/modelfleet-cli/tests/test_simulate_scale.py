@@ -1,6 +1,6 @@
-"""`modelfleet simulate` on a bigger fleet stays readable and says what it is doing (issue 22:
-a ModelCache line listed every cluster, 7,758 characters at 300 clusters, and a round printed
-nothing for 15 minutes)."""
+"""`modelfleet simulate` on a bigger fleet stays readable and says what it is doing: a
+ModelCache's line stays short whatever the number of clusters, and a long round says how far
+it got."""
 
 import io
 import json

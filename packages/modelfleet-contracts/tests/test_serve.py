@@ -21,6 +21,7 @@ SCRIPTS = [
     "compose-model-cache",
     "compose-model-deployment",
     "compose-model-replica",
+    "compose-model-service",
 ]
 # What the SDK's loop left on stderr at shutdown, and what a crash leaves.
 NOISE = ("destroyed", "never awaited", "Traceback", "Exception")

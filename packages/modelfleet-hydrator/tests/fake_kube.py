@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
-from modelfleet_devtools.loopback.server import LoopbackServer
+from modelfleet_devtools.loopback.server import LoopbackServer, handler_for
 
 TOKEN = "loopback-test-token"  # not a secret: what this fake expects, written to a temp file
 
@@ -35,25 +35,7 @@ class FakeKube(LoopbackServer):
         self.job = job
         self.refused: list[str] = []
         self.lock = threading.Lock()
-        kube = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            timeout = 30
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                kube.handle(self)
-
-            def do_PATCH(self) -> None:
-                kube.handle(self)
-
-            def do_PUT(self) -> None:
-                kube.handle(self)
-
-        super().__init__(Handler, lifetime=lifetime)
+        super().__init__(handler_for(self.handle, ("GET", "PATCH", "PUT")), lifetime=lifetime)
 
     def service_account(self, directory: Path) -> Path:
         """A directory laid out like the one Kubernetes mounts into the pod (no CA: plain

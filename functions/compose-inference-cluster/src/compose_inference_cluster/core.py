@@ -126,7 +126,7 @@ def compose_cluster(
         gateway_namespace = spec.gatewayRef.namespace or namespace
         out.desired[GATEWAY] = gateway_object(name, pc_name, spec.gatewayRef, gateway_namespace)
         status["gateway"], gateway_cond = gateway_status(
-            spec.gatewayRef, gateway_namespace, observed.get(GATEWAY)
+            spec.gatewayRef, gateway_namespace, observed.get(GATEWAY), spec.inferenceExtension
         )
         out.conditions.append(gateway_cond)
         gateway_ready = gateway_cond.status

@@ -15,12 +15,15 @@ from modelfleet_contracts.api import (
 )
 from modelfleet_contracts.conditions import Status
 from modelfleet_contracts.labels import owner_labels
-from modelfleet_contracts.models.inferencecluster import GatewayRef
+from modelfleet_contracts.models.inferencecluster import GatewayRef, InferenceExtension
 from modelfleet_contracts.objects import OBSERVE_ONLY, kubernetes_object
 from modelfleet_contracts.observed import ObservedObject
 from modelfleet_contracts.provider_errors import remote_absent
 
 GATEWAY = "gateway"
+# The XRD's defaults, for an InferenceCluster read without them applied.
+ENDPOINT_PICKER_PORT = 9002
+FAIL_CLOSE = "FailClose"
 CONDITION = "GatewayReady"
 
 
@@ -43,13 +46,25 @@ def gateway_object(
 
 
 def gateway_status(
-    ref: GatewayRef, namespace: str, observed: ObservedObject | None
+    ref: GatewayRef,
+    namespace: str,
+    observed: ObservedObject | None,
+    extension: InferenceExtension | None = None,
 ) -> tuple[dict[str, Any], Status]:
-    """(`status.gateway`, GatewayReady) from the observed Gateway (None: not observed yet)."""
+    """(`status.gateway`, GatewayReady) from the observed Gateway (None: not observed yet).
+
+    Where the cluster runs the Inference Extension (`extension` enabled), the row also says
+    which endpoint picker the models' InferencePools name (`inferencePool`), whatever the
+    Gateway's state: replicas compose their pools and routes as soon as they route at all."""
     where = f"Gateway {namespace}/{ref.name}"
     row: dict[str, Any] = {"name": ref.name, "namespace": namespace, "ready": False}
     if ref.sectionName:
         row["sectionName"] = ref.sectionName
+    if extension is not None and extension.enabled:
+        row["inferencePool"] = {
+            "endpointPickerPort": extension.endpointPickerPort or ENDPOINT_PICKER_PORT,
+            "failureMode": str(extension.failureMode or FAIL_CLOSE),
+        }
     failing = observed.failure_message if observed is not None else ""
     if observed is None or not observed.remote_seen:
         if remote_absent(failing, ref.name):

@@ -3,7 +3,7 @@ workload namespace, a Role allowing `get` and `patch` on that namespace's Jobs (
 reports its progress on its own annotations) and the RoleBinding between them.
 
 Composed once per cluster, for every cache that stages there: a Job creates and deletes no
-access objects of its own (issue 20 item 2). The Role names no Job: Jobs come and go with
+access objects of its own. The Role names no Job: Jobs come and go with
 sources, the namespace is Modelfleet's own, and what a token of this account can do there
 is read Jobs and write their metadata (a patch of a Job's spec is refused for its pod
 template and touches nothing of a claim or a workload).

@@ -159,7 +159,7 @@ def _run_cache(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, xr: 
         for name in resources
         if shard_index(name) is not None
     }
-    # What a release before shards composed here, to be handed over (handover.py).
+    # The unsharded layout's Objects composed here, to be handed over (handover.py).
     legacy = {
         name: _legacy(resources[name].resource) for name in resources if shard_index(name) is None
     }

@@ -8,13 +8,12 @@ workload cluster for good. Under a key per source, a new source is a new Object;
 left out, is deleted by Crossplane, and its Job (if its TTL left it there) by
 provider-kubernetes.
 
-Releases before this one composed, beside each Job, its own ServiceAccount, Role and
-RoleBinding (named like the Job) under the Job's key with a suffix (`access_keys`); Jobs now
-run under the cluster's hydrator account, and those keys are read only to keep a running
-Job's access until it finishes (shard/hydration_job.py), then to let it go. Releases
-before that composed every source's Job under `<cluster>-hydrate` (the legacy key), its access under
-`<cluster>-hydrate-account` and so on: `current_job_keys` says what becomes of such an
-Object after an upgrade.
+Jobs run under the cluster's hydrator account. Two older layouts are recognised where an
+upgrade finds them: a Job with its own ServiceAccount, Role and RoleBinding (named like the
+Job) under the Job's key with a suffix (`access_keys`), read only to keep a running Job's
+access until it finishes (shard/hydration_job.py), then to let it go; and every source's Job
+under `<cluster>-hydrate` (the legacy key), its access under `<cluster>-hydrate-account` and
+so on: `current_job_keys` says what becomes of such an Object.
 """
 
 import re

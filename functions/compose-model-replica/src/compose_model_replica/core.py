@@ -10,8 +10,10 @@ a replica's own Usages `by` itself would keep a dropped replica Terminating fore
 earlier release composed here are retired without a wait (legacy_usages.py).
 
 Where the cluster declares a Gateway, it also composes the model's HTTPRoute on it
-(routes.py). `status.address` (the Service's URL) and `status.gatewayAddress` (through the
-Gateway, once the route is Accepted) are reported only while a serving group answers.
+(routes.py); where the cluster also runs the Inference Extension, an InferencePool over the
+serving pods (pools.py), which the route sends to instead of the Service. `status.address`
+(the Service's URL) and `status.gatewayAddress` (through the Gateway, once the route is
+Accepted) are reported only while a serving group answers.
 """
 
 import re
@@ -27,6 +29,7 @@ from modelfleet_contracts.naming import workload_name
 from modelfleet_contracts.objects import kubernetes_object
 from modelfleet_contracts.observed import ObservedObject, StagedCache
 from modelfleet_contracts.outcome import Outcome
+from modelfleet_contracts.routes import pool_backend, prefix_route, service_backend
 from modelfleet_contracts.serving import DEPLOYMENT_LABEL, route_path_prefix, service_address
 from modelfleet_contracts.spec import InvalidSpec, parse_spec
 
@@ -36,15 +39,17 @@ from compose_model_replica.phases import (
     ReplicaPhase,
     derive_replica_phase,
 )
+from compose_model_replica.pools import inference_pool_manifest
 from compose_model_replica.routes import CONDITION as GATEWAY_ROUTED
-from compose_model_replica.routes import http_route_manifest, route_status
+from compose_model_replica.routes import route_status
 from compose_model_replica.shape import replica_shape
 from compose_model_replica.status import replica_status
-from compose_model_replica.workloads import workload_objects
+from compose_model_replica.workloads import serving_selector, workload_objects
 
 WORKLOAD = "workload"
 SERVICE = "service"
 ROUTE = "http-route"
+POOL = "inference-pool"
 # One directory of the cache's path: compose-model-cache writes names and fingerprints. The
 # path reaches argv and env (--model, MODELFLEET_MODEL_PATH), so anything else — a flag, a
 # $(VAR) Kubernetes would expand, a glob, an over-long name — is refused, never passed on.
@@ -97,7 +102,7 @@ def _kept(
     fallback: str,
 ) -> Outcome:
     """Keep the composed workload as it is and report its observed phase plus `why`."""
-    out = Outcome(kept=[key for key in (WORKLOAD, SERVICE, ROUTE) if key in observed])
+    out = Outcome(kept=[key for key in (WORKLOAD, SERVICE, ROUTE, POOL) if key in observed])
     workload = observed.get(WORKLOAD)
     if workload is None:
         phase = ReplicaPhase(fallback, why, spec.replicas, 0)
@@ -195,14 +200,42 @@ def compose_replica(
     out.status, out.conditions, out.ready = replica_status(phase, address)
     if view.gateway is not None:
         prefix = route_path_prefix(namespace, deployment or name)
-        route = http_route_manifest(
+        backend = service_backend(remote, port)
+        picker = view.gateway.inference_pool
+        if picker is not None:
+            pool = inference_pool_manifest(
+                name=remote,
+                namespace=remote_namespace,
+                # Found from its ModelDeployment, as the Service is.
+                labels={**labels, DEPLOYMENT_LABEL: deployment} if deployment else labels,
+                selector=serving_selector(replica_shape(spec), name=remote, labels=labels),
+                port=port,
+                picker=picker,
+            )
+            out.desired[POOL] = kubernetes_object(
+                pool, view.provider_config_name or "", labels=labels
+            )
+            backend = pool_backend(remote)
+        elif view.gateway.inference_pool_declared and POOL in observed and ROUTE in observed:
+            # The cluster names an endpoint picker this function cannot read: keep the pool
+            # and the route to it as they are.
+            out.kept.extend([POOL, ROUTE])
+            out.conditions.append(
+                Status.false(
+                    GATEWAY_ROUTED,
+                    "InferencePoolUnknown",
+                    f"InferenceCluster {cluster_name} reports an inference pool setting that "
+                    "cannot be read; keeping the InferencePool and the route as they are",
+                )
+            )
+            return out
+        route = prefix_route(
             name=remote,
             namespace=remote_namespace,
             labels=labels,
             gateway=view.gateway,
             prefix=prefix,
-            service=remote,
-            port=port,
+            backends=[backend],
         )
         out.desired[ROUTE] = kubernetes_object(
             route, view.provider_config_name or "", labels=labels
@@ -212,8 +245,9 @@ def compose_replica(
             out.status["gatewayAddress"] = through
         out.conditions.append(routed)
     elif view.gateway_declared and ROUTE in observed:
-        # The cluster reports a Gateway this function cannot read: keep the route as it is.
-        out.kept.append(ROUTE)
+        # The cluster reports a Gateway this function cannot read: keep the route (and the
+        # pool it sends to) as they are.
+        out.kept.extend(key for key in (ROUTE, POOL) if key in observed)
         out.conditions.append(
             Status.false(
                 GATEWAY_ROUTED,

@@ -1,66 +1,14 @@
 """The model's route on its cluster's Gateway (opt-in: the InferenceCluster's gatewayRef): an
-HTTPRoute that sends `/<namespace>/<deployment>/...` to the replica's Service, the prefix
-rewritten to `/`; and whether the Gateway accepted it."""
+HTTPRoute that sends `/<namespace>/<deployment>/...` to the replica's Service, or to its
+InferencePool where the cluster runs the Inference Extension, the prefix rewritten to `/`
+(modelfleet_contracts.routes); and whether the Gateway accepted it."""
 
-from typing import Any
-
-from modelfleet_contracts.api import (
-    GATEWAY_API_GROUP,
-    GATEWAY_API_VERSION,
-    GATEWAY_KIND,
-    HTTP_ROUTE_KIND,
-)
 from modelfleet_contracts.clusters import GatewayView
 from modelfleet_contracts.conditions import Status
 from modelfleet_contracts.observed import ObservedObject
-from modelfleet_contracts.serving import gateway_address
+from modelfleet_contracts.routes import route_admission
 
 CONDITION = "GatewayRouted"
-
-
-def http_route_manifest(
-    *,
-    name: str,
-    namespace: str,
-    labels: dict[str, str],
-    gateway: GatewayView,
-    prefix: str,
-    service: str,
-    port: int,
-) -> dict[str, Any]:
-    parent: dict[str, Any] = {
-        "group": GATEWAY_API_GROUP,
-        "kind": GATEWAY_KIND,
-        "name": gateway.name,
-        "namespace": gateway.namespace,
-    }
-    if gateway.section_name:
-        parent["sectionName"] = gateway.section_name
-    return {
-        "apiVersion": GATEWAY_API_VERSION,
-        "kind": HTTP_ROUTE_KIND,
-        "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
-        "spec": {
-            "parentRefs": [parent],
-            "rules": [
-                {
-                    "matches": [{"path": {"type": "PathPrefix", "value": prefix}}],
-                    "filters": [
-                        {
-                            "type": "URLRewrite",
-                            "urlRewrite": {
-                                "path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}
-                            },
-                        }
-                    ],
-                    # group and kind spelled out, as the API server defaults them.
-                    "backendRefs": [
-                        {"group": "", "kind": "Service", "name": service, "port": port}
-                    ],
-                }
-            ],
-        },
-    }
 
 
 def route_status(
@@ -68,21 +16,7 @@ def route_status(
 ) -> tuple[str | None, Status]:
     """(the address through the Gateway, or None; GatewayRouted). The address is reported
     only once the Gateway accepted the route and is Programmed with an address."""
-    where = f"Gateway {gateway.namespace}/{gateway.name}"
-    accepted = route.parent_condition("Accepted") if route is not None else None
-    if accepted is None:
-        refused = route.parent_condition("Accepted", "False") if route is not None else None
-        if refused is not None:
-            why = refused.message or refused.reason or "refused"
-            return None, Status.false(
-                CONDITION, "NotAccepted", f"{where} did not accept the route: {why}"
-            )
-        return None, Status.false(
-            CONDITION, "Pending", f"waiting for {where} to accept the route {prefix}"
-        )
-    if not gateway.address:
-        return None, Status.false(
-            CONDITION, "GatewayNotReady", f"{where} accepted the route but reports no address yet"
-        )
-    address = gateway_address(gateway.address, prefix)
-    return address, Status.true(CONDITION, "Accepted", f"routed through {where} at {address}")
+    admission = route_admission(gateway, prefix, route)
+    if admission.address is None:
+        return None, Status.false(CONDITION, admission.reason, admission.message)
+    return admission.address, Status.true(CONDITION, admission.reason, admission.message)

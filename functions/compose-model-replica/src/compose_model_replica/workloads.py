@@ -101,6 +101,15 @@ def workload_manifest(
     }
 
 
+def serving_selector(shape: ReplicaShape, *, name: str, labels: dict[str, str]) -> dict[str, str]:
+    """The labels of the workload's pods that serve HTTP: every pod of a single-node group,
+    only the leader of a multi-node one. The Service and the InferencePool select these."""
+    selector = {**labels, "modelfleet.io/workload": name}
+    if shape.gang:
+        selector[LWS_WORKER_INDEX_LABEL] = "0"  # only leaders serve
+    return selector
+
+
 def service_manifest(
     shape: ReplicaShape,
     *,
@@ -111,9 +120,7 @@ def service_manifest(
 ) -> dict[str, Any]:
     """The Service to the serving pods; labelled with its ModelDeployment (`deployment`) too,
     which finds it from there. Its selector is the workload's, never anything else."""
-    selector = {**labels, "modelfleet.io/workload": name}
-    if shape.gang:
-        selector[LWS_WORKER_INDEX_LABEL] = "0"  # only leaders serve
+    selector = serving_selector(shape, name=name, labels=labels)
     found_by = {**labels, DEPLOYMENT_LABEL: deployment} if deployment else dict(labels)
     return {
         "apiVersion": "v1",

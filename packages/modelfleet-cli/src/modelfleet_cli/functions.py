@@ -9,19 +9,20 @@ you run yourself, as `crossplane render` does with the Development runtime).
 import contextlib
 import shutil
 import socket
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import grpc
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from modelfleet_contracts.addresses import port_problem
 from modelfleet_contracts.fields import mapping_at
+
+from modelfleet_cli.launch import Launched
 
 # A 1000-cluster fleet's requests are larger than gRPC's 4 MiB default.
 MAX_MESSAGE = 64 * 1024 * 1024
@@ -126,34 +127,27 @@ def console_script(name: str) -> str:
 
 
 class _Started:
-    """A function process we started, with its stderr kept in a file (a pipe nobody reads
-    would block a chatty function once the pipe buffer fills)."""
+    """A function process we started (launch.py), its log in a folder of its own."""
 
     def __init__(self, name: str, port: LoopbackPort) -> None:
         self.port = port  # released once the function listens, or when it is stopped
-        self.log: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed in stop)
-        self.process = subprocess.Popen(
+        self._folder = Path(tempfile.mkdtemp(prefix=f"modelfleet-{name}-"))
+        self.process = Launched.start(
+            name,
             [console_script(name), "--insecure", "--address", port.address],
-            stdin=subprocess.DEVNULL,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
+            self._folder / "output.log",
         )
 
+    def exit_code(self) -> int | None:
+        return self.process.popen.poll()
+
     def output_tail(self) -> str:
-        self.log.seek(0)
-        text = self.log.read().decode(errors="replace").strip()
-        return text[-2000:]
+        return self.process.tail()[-2000:].strip()
 
     def stop(self) -> None:
         self.port.release()
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.log.close()
+        self.process.stop()
+        shutil.rmtree(self._folder, ignore_errors=True)
 
 
 class FunctionServers:
@@ -210,7 +204,7 @@ class FunctionServers:
                 ready.result(timeout=0.2)
                 break
             except grpc.FutureTimeoutError:
-                exited = started is not None and started.process.poll() is not None
+                exited = started is not None and started.exit_code() is not None
                 if exited or time.monotonic() > deadline:
                     ready.cancel()
                     channel.close()
@@ -223,7 +217,7 @@ class FunctionServers:
     def _startup_failure(self, name: str, target: str, started: _Started | None) -> str:
         if started is None:
             return f"function {name}: nothing answers at {target} (is it running?)"
-        code = started.process.poll()
+        code = started.exit_code()
         tail = started.output_tail()
         how = f"exited with code {code}" if code is not None else "did not start in time"
         return f"function {name} {how} (address {target})" + (f": {tail}" if tail else "")

@@ -9,6 +9,7 @@ MODEL_CACHE = "ModelCache"
 MODEL_CACHE_SHARD = "ModelCacheShard"
 MODEL_DEPLOYMENT = "ModelDeployment"
 MODEL_REPLICA = "ModelReplica"
+MODEL_SERVICE = "ModelService"
 
 # provider-kubernetes (namespaced, Crossplane v2 ".m." group).
 OBJECT_API_VERSION = "kubernetes.m.crossplane.io/v1alpha1"
@@ -24,6 +25,11 @@ GATEWAY_API_GROUP = "gateway.networking.k8s.io"
 GATEWAY_API_VERSION = f"{GATEWAY_API_GROUP}/v1"
 GATEWAY_KIND = "Gateway"
 HTTP_ROUTE_KIND = "HTTPRoute"
+
+# Gateway API Inference Extension, opted into per InferenceCluster (spec.inferenceExtension).
+INFERENCE_API_GROUP = "inference.networking.k8s.io"
+INFERENCE_API_VERSION = f"{INFERENCE_API_GROUP}/v1"
+INFERENCE_POOL_KIND = "InferencePool"
 
 LWS_API_VERSION = "leaderworkerset.x-k8s.io/v1"
 LWS_KIND = "LeaderWorkerSet"

@@ -31,6 +31,24 @@ class NodePool:
 
 
 @dataclass(frozen=True)
+class EndpointPicker:
+    """The endpoint picker every model's InferencePool names on a cluster that runs the
+    Gateway API Inference Extension: the Service `<pool name>-epp` on `port`."""
+
+    port: int
+    failure_mode: str  # FailClose or FailOpen
+
+
+ENDPOINT_PICKER_SUFFIX = "-epp"
+FAILURE_MODES = ("FailClose", "FailOpen")
+
+
+def endpoint_picker_service(pool: str) -> str:
+    """The Service a pool's endpoint picker answers behind, which the user runs."""
+    return f"{pool}{ENDPOINT_PICKER_SUFFIX}"
+
+
+@dataclass(frozen=True)
 class GatewayView:
     """The Gateway an InferenceCluster declares (`spec.gatewayRef`), as it reports it in
     `status.gateway`: where it is, and its address once observed Programmed."""
@@ -39,6 +57,9 @@ class GatewayView:
     namespace: str
     section_name: str | None = None
     address: str | None = None  # set only while the Gateway is Programmed with an address
+    # Set where the cluster runs the Inference Extension: models route to an InferencePool.
+    inference_pool: EndpointPicker | None = None
+    inference_pool_declared: bool = False  # the row has `inferencePool`, readable or not
 
 
 def gateway_view(raw: Any) -> GatewayView | None:
@@ -54,7 +75,22 @@ def gateway_view(raw: Any) -> GatewayView | None:
         namespace=namespace,
         section_name=_text(raw.get("sectionName")),
         address=_text(raw.get("address")) if ready else None,
+        inference_pool=_endpoint_picker(raw.get("inferencePool")),
+        inference_pool_declared=raw.get("inferencePool") is not None,
     )
+
+
+def _endpoint_picker(raw: Any) -> EndpointPicker | None:
+    """`status.gateway.inferencePool`, or None when absent or unreadable (a port out of
+    range, an unknown failure mode)."""
+    if not isinstance(raw, dict):
+        return None
+    port, mode = as_int(raw.get("endpointPickerPort")), raw.get("failureMode")
+    if not 0 < port < 65536:
+        return None
+    if mode not in FAILURE_MODES:
+        return None
+    return EndpointPicker(port=port, failure_mode=mode)
 
 
 @dataclass(frozen=True)

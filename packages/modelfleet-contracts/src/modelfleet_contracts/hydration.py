@@ -36,7 +36,7 @@ PINNED_REVISION = PREFIX + "pinned-revision"  # the commit the cache pinned (set
 # reported in the InferenceCluster's `status.hydratorServiceAccount` once observed: a
 # ServiceAccount, a Role allowing `get` and `patch` on the Jobs of that namespace (where a
 # Job reports its progress on itself) and the RoleBinding. Every hydration Job runs under the
-# ServiceAccount, so no Job needs access objects of its own (issue 20 item 2).
+# ServiceAccount, so no Job needs access objects of its own.
 HYDRATOR_SERVICE_ACCOUNT = "modelfleet-hydrator"
 HYDRATOR_ROLE = "modelfleet-hydrator"
 HYDRATOR_ROLE_BINDING = "modelfleet-hydrator"

@@ -19,6 +19,8 @@ from hypothesis import strategies as st
 from modelfleet_contracts.edge import structs
 from modelfleet_contracts.outcome import RESOLVING
 
+from modelfleet_devtools.requests import desired_resources, desired_status
+
 # Strings a user or a broken controller could put anywhere, hostile ones included.
 NASTY_STRINGS = st.sampled_from(
     [
@@ -158,6 +160,44 @@ def resolved(
         elif fate == "flapped":
             answer.append(mutate_status(data, item))
     return answer, list(answer)
+
+
+# One reconcile of an XR: (the XR, its observed composed resources or None) -> the response.
+Reconcile = Callable[[dict[str, Any], dict[str, dict[str, Any]] | None], fnv1.RunFunctionResponse]
+
+
+def settled(
+    xr: Mapping[str, Any],
+    reconcile: Reconcile,
+    observe: Callable[[dict[str, Any]], dict[str, Any]],
+    written: Callable[[dict[str, Any], fnv1.RunFunctionResponse], dict[str, Any]] | None = None,
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """The world a fuzz property flaps around, settled in two reconciles: what the first
+    composed, each resource as `observe` has it once done; and the XR with the status the
+    second, which observed them, wrote (`written`: how a status is written back; default
+    the desired status as it is)."""
+    first = reconcile(dict(xr), None)
+    composed = {k: observe(v) for k, v in desired_resources(first).items()}
+    second = reconcile(dict(xr), composed)
+    if written is not None:
+        return written(dict(xr), second), composed
+    return {**xr, "status": desired_status(second)}, composed
+
+
+def flapped(
+    data: st.DataObject, xr: Mapping[str, Any], composed: Mapping[str, Mapping[str, Any]], what: str
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """A bad moment in a settled world: a copy of the XR (`what`), its own status mutated or
+    not, and its composed resources `flapping`."""
+    copied = copy.deepcopy(dict(xr))
+    if data.draw(st.booleans(), label=f"mutate the {what}'s own status"):
+        copied = mutate_status(data, copied)
+    return copied, flapping(data, composed)
+
+
+def holds_up(rsp: fnv1.RunFunctionResponse) -> bool:
+    """What every response to a flapping world does: no crash, and something said."""
+    return not crashed(rsp) and says_something(rsp)
 
 
 def dropped(

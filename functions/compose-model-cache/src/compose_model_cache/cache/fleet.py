@@ -93,7 +93,7 @@ def compose_fleet(
     free: dict[str, int] | None = None,
 ) -> Outcome:
     """`shards`: the ModelCacheShards composed before, as observed, by key. `legacy`: Objects
-    a release before shards composed here (handover.py); `asks`: the Job name each of their
+    of the unsharded layout composed here (handover.py); `asks`: the Job name each of their
     own manifests asks for, by key. `served`: the clusters of the ModelReplicas referencing
     the cache (None: not resolved yet; read only with `spec.staging.policy: WhereServed`);
     `now`: the time release clocks are measured against; `free`: the nodes each cluster has
@@ -147,7 +147,7 @@ def compose_fleet(
     views = {v.name: v for v in matched if v.name in footprint.staged}
     # A shard takes a cluster over once it reports it; one the ModelCache had Ready, once it
     # reports it Ready. Until then what was staged is handed to the shard (its `staged`), and
-    # the ModelCache's row stands, but only with the claim a release before shards composed
+    # the ModelCache's row stands, but only with the claim the unsharded layout composed
     # there: a shard deleted by hand and composed again gets nothing (its claim went with it)
     # and stages afresh.
     was_ready = {

@@ -1,14 +1,15 @@
-"""Handing a cache composed before shards over to its shards, losing nothing.
+"""Handing the unsharded layout over to the shards, losing nothing.
 
-Releases before shards composed every cluster's claim, credentials Secret and hydration Job
-(with its access) on the ModelCache itself. A shard now composes the same remote objects
-under Objects of its own. Left out of the ModelCache's desired state, the old Objects would be
-deleted by Crossplane, and their remote objects by provider-kubernetes: the claim with the
-weights. So an old Object that must outlive itself (a claim, a Secret, a Job still running)
-is first composed again as Observe-only (provider-kubernetes deletes nothing remote for an
-Object without the Delete policy) and left out only once it is observed so and the cluster's
-shard reports the cluster. What the old release itself would have deleted (a finished Job,
-an older source's Job, access no running Job needs) goes as it went before.
+In the unsharded layout (the v0.1.0 release's) every cluster's claim, credentials Secret and
+hydration Job (with its access) is an Object composed on the ModelCache itself. A shard
+composes the same remote objects under Objects of its own. Left out of the ModelCache's
+desired state, the ModelCache's Objects would be deleted by Crossplane, and their remote
+objects by provider-kubernetes: the claim with the weights. So such an Object whose remote
+object must stay (a claim, a Secret, a Job still running) is composed again as Observe-only
+(provider-kubernetes deletes nothing remote for an Object without the Delete policy) and
+left out only once it is observed so and the cluster's shard reports the cluster. What the
+unsharded layout deletes anyway (a finished Job, an older source's Job, access no running
+Job needs) is left out at once, remote object and all.
 """
 
 import copy
@@ -25,7 +26,7 @@ OBSERVE_ONLY = ("Observe",)
 
 @dataclass(frozen=True)
 class LegacyObject:
-    """An Object a release before shards composed on the ModelCache, as observed."""
+    """An Object of the unsharded layout, composed on the ModelCache, as observed."""
 
     facts: ObservedObject
     spec: dict[str, Any]  # its whole spec, to compose it again with another policy

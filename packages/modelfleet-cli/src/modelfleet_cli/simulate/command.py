@@ -20,6 +20,7 @@ from modelfleet_cli.port_option import function_ports_option
 from modelfleet_cli.simulate import faults as f
 from modelfleet_cli.simulate.clusters import workload_clusters
 from modelfleet_cli.simulate.control_plane import ControlPlane
+from modelfleet_cli.simulate.edits import EditError, apply_edit, edits_from_settings
 from modelfleet_cli.simulate.fleet import FleetError, load_fleet, load_settings, xr_id
 from modelfleet_cli.simulate.objects import key_of
 from modelfleet_cli.simulate.phase_grid import PhaseGrid, draw
@@ -38,6 +39,7 @@ FUNCTIONS = (
     "compose-model-cache",
     "compose-model-deployment",
     "compose-model-replica",
+    "compose-model-service",
 )
 
 
@@ -82,6 +84,18 @@ def _inventory(plane: ControlPlane) -> dict[str, Any]:
                 entry["terminating"] = bool(mapping_at(obj, "metadata").get("deletionTimestamp"))
             if kind == "Job":
                 entry["conditions"] = [c.get("type") for c in list_at(status, "conditions")]
+            if kind == "HTTPRoute":
+                entry["backends"] = {
+                    str(b.get("name")): b.get("weight", 1)
+                    for rule in list_at(spec, "rules")
+                    for b in list_at(rule, "backendRefs")
+                }
+                entry["accepted"] = [
+                    c.get("status")
+                    for p in list_at(status, "parents")
+                    for c in list_at(p, "conditions")
+                    if c.get("type") == "Accepted"
+                ]
             objects.append(entry)
         out[name] = {"objects": objects, "events": cluster.events}
     return out
@@ -117,6 +131,13 @@ def simulate_fleet(
         f.parse_fault(t) for t in fault_texts
     ]
     limit = rounds or int(settings.get("rounds", DEFAULT_ROUNDS))
+    edits = edits_from_settings(settings.get("edits"))
+    late = [e for e in edits if e.round > limit]
+    if late:
+        raise EditError(
+            f"edit {late[0].describe()}: round {late[0].round} is past the round limit "
+            f"({limit}): raise --rounds (or `rounds` in simulation.yaml)"
+        )
     too_late = f.past_the_limit(faults, limit)
     if too_late is not None:
         raise f.FaultError(too_late)
@@ -130,6 +151,12 @@ def simulate_fleet(
     plane.on_step = progress.step
     noted = refused = 0
     while plane.round < limit:
+        for change in (e for e in edits if e.round == plane.round + 1):
+            why_not = apply_edit(plane.store, change)
+            if why_not:
+                timeline.note(change.round, f"edit of {change.target} refused: {why_not}")
+            else:
+                timeline.note(change.round, f"edited {change.describe()}")
         plane.run_round()
         for fault, first in plane.applied.items():
             if first == plane.round:
@@ -146,7 +173,8 @@ def simulate_fleet(
             grid.record(plane.round, xrs)
         ready = sum(1 for x in xrs if _ready(x))
         progress.update(plane.round, limit, ready, len(xrs))
-        if plane.all_ready() and plane.faults_settled():
+        edited = all(e.round <= plane.round for e in edits)
+        if plane.all_ready() and plane.faults_settled() and edited:
             break
     progress.done()
     all_ready = plane.all_ready()
@@ -255,7 +283,7 @@ def simulate(
                 seed=seed,
                 grid=grid,
             )
-    except (FleetError, f.FaultError, FunctionError, PipelineError) as exc:
+    except (FleetError, f.FaultError, EditError, FunctionError, PipelineError) as exc:
         progress.done()
         click.echo(f"modelfleet simulate: {exc}", err=True)
         sys.exit(ExitCode.INPUT_ERROR)

@@ -8,6 +8,9 @@ resources a function leaves out are deleted, as Crossplane does. Then the provid
 managed resources to the workload clusters, the clusters' controllers act, and the providers
 observe the result. Crossplane Usages are honoured: deleting a resource in use is refused
 (and, with `replayDeletion`, carried out once its last Usage is gone).
+
+`ControlPlane` holds the state; applying a pipeline's result (composing.py) and deleting
+(deletion.py) are its methods, defined beside the state they read.
 """
 
 import copy
@@ -31,8 +34,9 @@ from modelfleet_contracts.fields import mapping_at, mapping_path
 
 from modelfleet_cli.discovery import composition_for
 from modelfleet_cli.pipeline import Caller, PipelineResult, run_pipeline
-from modelfleet_cli.simulate import clock, composing, deletion, names, usages
+from modelfleet_cli.simulate import clock, names, usages
 from modelfleet_cli.simulate import faults as f
+from modelfleet_cli.simulate.composing import Composing
 from modelfleet_cli.simulate.fleet import Fleet, xr_id
 from modelfleet_cli.simulate.objects import (
     Key,
@@ -55,7 +59,7 @@ MAX_REQUEUES = 2  # per round; a requeued XR changes composed specs, not compose
 
 
 @dataclass
-class ControlPlane:
+class ControlPlane(Composing):
     fleet: Fleet
     compositions: list[dict[str, Any]]
     call: Caller
@@ -126,21 +130,6 @@ class ControlPlane:
 
     # --- the store ------------------------------------------------------------------------
 
-    def _put(self, obj: dict[str, Any]) -> Key:
-        key = key_of(obj)
-        if key not in self.store:
-            self._serial += 1
-            obj.setdefault("metadata", {}).setdefault("uid", f"cp-{self._serial:05d}")
-        self.store[key] = obj
-        return key
-
-    def _add_xr(self, xr: dict[str, Any], root: Key | None = None) -> Key:
-        key = self._put(xr)
-        self._added_xrs.append(key)
-        self.refs.setdefault(key, {})
-        self.roots[key] = root or key
-        return key
-
     def xr_keys(self) -> list[Key]:
         return sorted((k for k in self.refs if k in self.store), key=in_listing_order)
 
@@ -155,9 +144,6 @@ class ControlPlane:
             name,
         ) in self.store  # cluster-scoped
         return self.pc_cluster.get(name) if exists else None
-
-    def cluster_registered(self, cluster: str) -> bool:
-        return (API_VERSION, INFERENCE_CLUSTER, "", cluster) in self.store
 
     # --- one round ------------------------------------------------------------------------
 
@@ -363,21 +349,6 @@ class ControlPlane:
             ],
             self.now,
         )
-
-    def _apply_desired(self, key: Key, result: PipelineResult, observed: set[str]) -> None:
-        composing.apply_desired(self, key, result, observed)
-
-    def _check_loss(self, owner: Key, gone: Key) -> None:
-        deletion.check_loss(self, owner, gone)
-
-    def usages_of(self, key: Key) -> list[Key]:
-        """The Usages in the store that protect `key`."""
-        return deletion.usages_of(self, key)
-
-    def delete(self, key: Key, reason: str) -> bool:
-        """Delete an object and what it takes with it (see `deletion.delete`); False when a
-        Usage refuses it."""
-        return deletion.delete(self, key, reason)
 
     # --- what the timeline reads ----------------------------------------------------------
 

@@ -12,6 +12,7 @@ from modelfleet_contracts.api import (
     MODEL_CACHE_SHARD,
     MODEL_DEPLOYMENT,
     MODEL_REPLICA,
+    MODEL_SERVICE,
 )
 
 from modelfleet_cli.xrd import check_xr, unserved
@@ -20,7 +21,14 @@ SETTINGS_FILE = "simulation.yaml"
 # Files in a fleet directory that are not fleet objects.
 NOT_FLEET = frozenset({SETTINGS_FILE, "functions.yaml"})
 # The order XRs are listed in (timeline, JSON): what others read comes first.
-XR_ORDER = (INFERENCE_CLUSTER, MODEL_CACHE, MODEL_CACHE_SHARD, MODEL_DEPLOYMENT, MODEL_REPLICA)
+XR_ORDER = (
+    INFERENCE_CLUSTER,
+    MODEL_CACHE,
+    MODEL_CACHE_SHARD,
+    MODEL_DEPLOYMENT,
+    MODEL_REPLICA,
+    MODEL_SERVICE,
+)
 
 
 class FleetError(ValueError):

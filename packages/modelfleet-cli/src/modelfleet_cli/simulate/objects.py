@@ -11,6 +11,7 @@ from modelfleet_contracts.api import (
     MODEL_CACHE_SHARD,
     MODEL_DEPLOYMENT,
     MODEL_REPLICA,
+    MODEL_SERVICE,
 )
 from modelfleet_contracts.fields import mapping_at, mapping_path
 
@@ -34,13 +35,15 @@ def is_xr(obj: dict[str, Any]) -> bool:
 
 
 # Within a round, what others read is reconciled first, and a composed XR (a ModelReplica)
-# before the XR that composes it and reports its status (a ModelDeployment).
+# before the XR that composes it and reports its status (a ModelDeployment); a ModelService,
+# which reads what the deployments report, last.
 RECONCILE_ORDER = (
     INFERENCE_CLUSTER,
     MODEL_CACHE_SHARD,
     MODEL_CACHE,
     MODEL_REPLICA,
     MODEL_DEPLOYMENT,
+    MODEL_SERVICE,
 )
 
 

@@ -13,6 +13,7 @@ from modelfleet_contracts.api import (
     MODEL_CACHE,
     MODEL_CACHE_SHARD,
     MODEL_DEPLOYMENT,
+    MODEL_SERVICE,
 )
 from modelfleet_contracts.conditions import condition_true, listed
 from modelfleet_contracts.fields import int_at, list_at, mapping_at
@@ -109,6 +110,8 @@ def summarize(xr: dict[str, Any]) -> tuple[str, list[str]]:
             details.insert(0, f"model name clients send: {status['servedModelName']}")
         if kind == MODEL_CACHE and mapping_at(status, "staging"):
             details.insert(0, staging_text(mapping_at(status, "staging")))
+    elif kind == MODEL_SERVICE:
+        return _service_summary(status)
     elif kind == INFERENCE_CLUSTER:
         line = "Ready" if condition_true(status, "Ready") else f"not ready: {_holding(conditions)}"
     else:
@@ -119,7 +122,42 @@ def summarize(xr: dict[str, Any]) -> tuple[str, list[str]]:
             details = [str(status["message"])]
         if status.get("address"):
             details.append(f"serving at {status['address']}")
+        if status.get("gatewayAddress"):
+            details.append(f"through the Gateway at {status['gatewayAddress']}")
     return line, details
+
+
+def _routed_text(row: dict[str, Any]) -> str:
+    """`gke-us: qwen-v1 90, qwen-v2 10 at http://10.0.0.1/models/qwen/v1; held out: ...`: what
+    a ModelService's route on one cluster sends where, and what it holds out."""
+    backends = [b for b in list_at(row, "backends") if isinstance(b, dict)]
+    routed = [
+        f"{b.get('modelDeployment')} {_whole(b.get('weight'))}" for b in backends if b.get("weight")
+    ]
+    held = [
+        f"{b.get('modelDeployment')} ({b.get('reason')})" for b in backends if not b.get("weight")
+    ]
+    if not row.get("routed"):
+        text = f"{row.get('name')}: not routed ({row.get('reason')})"
+    else:
+        text = f"{row.get('name')}: {', '.join(routed)}"
+        if row.get("address"):
+            text += f" at {row['address']}"
+    return text + (f"; held out: {', '.join(held)}" if held else "")
+
+
+def _whole(value: Any) -> Any:
+    """A number as its status holds it (protobuf carries every number as a float)."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def _service_summary(status: dict[str, Any]) -> tuple[str, list[str]]:
+    """A ModelService: `2/2 clusters routed  weights qwen-v1=90 qwen-v2=10`, then each
+    cluster's routed weights and address."""
+    routed = mapping_at(status, "summary").get("routed") or "0/0"
+    line = f"{routed} clusters routed  weights {status.get('weights') or '?'}"
+    rows = [r for r in list_at(status, "clusters") if isinstance(r, dict)]
+    return line, shown([_routed_text(r) for r in rows])
 
 
 def staging_text(staging: dict[str, Any]) -> str:

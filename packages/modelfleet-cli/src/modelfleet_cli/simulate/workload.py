@@ -6,17 +6,19 @@ when a fault says so) and are deleted `ttlSecondsAfterFinished` after they finis
 is a minute, as a round is on simulate's clock), Deployments and LeaderWorkerSets become
 Available when their node pool has room for every pod (the round after their pods were first
 placed: pods take a while to start, so provider-kubernetes, which reads a workload back right
-after creating it, first sees it not Available). Nothing here knows about Crossplane; the
+after creating it, first sees it not Available), and a seeded Gateway is Programmed and
+accepts the routes attached to it (gateways.py). Nothing here knows about Crossplane; the
 simulated providers drive it.
 """
 
 import copy
 from typing import Any
 
-from modelfleet_contracts.api import LWS_API_VERSION, LWS_KIND
+from modelfleet_contracts.api import GATEWAY_API_GROUP, LWS_API_VERSION, LWS_KIND
 from modelfleet_contracts.conditions import condition_true
 from modelfleet_contracts.fields import int_at, list_at, mapping_at, mapping_path
 
+from modelfleet_cli.simulate.gateways import run_gateway_controller
 from modelfleet_cli.simulate.hydration import (
     HydrationFault,
     complete,
@@ -36,6 +38,8 @@ __all__ = ["ApplyError", "HydrationFault", "Pool", "WorkloadCluster"]
 
 CLUSTER_SCOPED = frozenset({"Namespace", "StorageClass", "CustomResourceDefinition"})
 LWS_GROUP = LWS_API_VERSION.split("/")[0]
+# API groups a cluster serves only once their CRDs are installed (install_crd).
+CRD_GROUPS = frozenset({LWS_GROUP, GATEWAY_API_GROUP})
 
 
 KINDS_IN_CONTROLLER_ORDER = ("Namespace", "PersistentVolumeClaim", "Job")
@@ -141,7 +145,8 @@ class WorkloadCluster:
         key = key_of(manifest)
         if not key[2]:
             raise ApplyError(f"{kind}: metadata.name is required")
-        if api_version.split("/")[0] == LWS_GROUP and LWS_GROUP not in self.crds:
+        group = api_version.split("/")[0] if "/" in api_version else ""
+        if group in CRD_GROUPS and group not in self.crds:
             raise ApplyError(
                 f'no matches for kind "{kind}" in version "{api_version}": '
                 "ensure CRDs are installed first"
@@ -224,6 +229,7 @@ class WorkloadCluster:
         self._collect_finished_jobs()
         self._schedule_workloads()
         self._finalize_claims()
+        run_gateway_controller(self.objects)
 
     def _collect_finished_jobs(self) -> None:
         """Kubernetes' TTL-after-finished controller: a finished Job with

@@ -48,7 +48,7 @@ def _count(fields: Any, key: str) -> int:
 
 def _text(fields: Any, key: str) -> str:
     """`str(value or "")` of the plain value: a string as it is, any other value that is
-    not empty or zero as its text (what the plain readers before this one gave)."""
+    not empty or zero as its text."""
     v = fields.get(key)
     if v is None:
         return ""

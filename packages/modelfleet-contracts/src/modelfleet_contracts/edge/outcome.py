@@ -10,6 +10,7 @@ from modelfleet_contracts.conditions import is_transition
 from modelfleet_contracts.edge import structs
 from modelfleet_contracts.edge.carry import carry_forward_into
 from modelfleet_contracts.edge.readiness import mark_composed_readiness
+from modelfleet_contracts.edge.replay import read_the_clock
 from modelfleet_contracts.edge.report import report, set_composite_ready
 from modelfleet_contracts.edge.runner import keep_observed_resources, keep_observed_status
 from modelfleet_contracts.outcome import RESOLVING, Outcome
@@ -57,6 +58,7 @@ def apply_outcome(
         changed = any(is_transition(observed_xr, c) for c in outcome.conditions)
         conditions = (observed_xr.get("status") or {}).get("conditions") or []
         ttl = RECHECK_FIRST if changed else recheck_after(conditions, datetime.now(UTC))
+        read_the_clock()
         rsp.meta.ttl.FromTimedelta(ttl)
     elif outcome.settled and outcome.ready and not outcome.keep_everything:
         rsp.meta.ttl.FromTimedelta(RECHECK_SETTLED)

@@ -18,6 +18,7 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from modelfleet_contracts.edge import structs
 from modelfleet_contracts.edge.carry import carry_forward_into
 from modelfleet_contracts.edge.readiness import mark_composed_readiness
+from modelfleet_contracts.edge.replay import Replays, clock_was_read, deciding, request_key
 from modelfleet_contracts.fields import mapping_at
 
 Core = Callable[[fnv1.RunFunctionRequest, fnv1.RunFunctionResponse], None]
@@ -45,16 +46,28 @@ def keep_observed_status(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResp
 
 
 class SafeRunner(grpcv1.FunctionRunnerServiceServicer):
-    """Runs `core`; on an unexpected error keeps what was composed and says so."""
+    """Runs `core`; on an unexpected error keeps what was composed and says so. Given
+    `replays`, a request served over gRPC that was answered before gets that answer again
+    (replay.py); `run` always decides."""
 
-    def __init__(self, core: Core, name: str) -> None:
+    def __init__(self, core: Core, name: str, *, replays: Replays | None = None) -> None:
         self._core = core
         self._name = name
+        self._replays = replays
 
     async def RunFunction(
         self, req: fnv1.RunFunctionRequest, context: grpc.aio.ServicerContext | None = None
     ) -> fnv1.RunFunctionResponse:
-        return self.run(req)
+        if self._replays is None:
+            return self.run(req)
+        key = request_key(req)
+        rsp = self._replays.get(key)
+        if rsp is None:
+            deciding()
+            rsp = self.run(req)
+            if not clock_was_read():
+                self._replays.put(key, rsp)
+        return rsp
 
     def run(self, req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
         rsp = response.to(req)

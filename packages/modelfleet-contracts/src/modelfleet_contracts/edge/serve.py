@@ -2,12 +2,11 @@
 request size limit large enough for a 1000-cluster fleet, and a serve loop that shuts down
 cleanly on SIGTERM (what Kubernetes sends) and SIGINT (Ctrl-C).
 
-The SDK's own loop (`crossplane.function.runtime.serve`) schedules the server's stop from
-its SIGTERM handler as a task nothing awaits and leaves SIGINT to KeyboardInterrupt: issue 11
-saw "Task was destroyed but it is pending!" and a never-awaited coroutine on stderr, and
-here it exited 143, not 0. This loop owns its event loop: a signal stops accepting new
-calls, lets the calls in flight finish within a grace period, and returns, so the process
-exits 0.
+This loop owns its event loop: a signal stops accepting new calls, lets the calls in flight
+finish within a grace period, and returns, so the process exits 0 with nothing on stderr.
+(The SDK's own loop, `crossplane.function.runtime.serve`, schedules the server's stop from
+its SIGTERM handler as a task nothing awaits and leaves SIGINT to KeyboardInterrupt: it
+prints "Task was destroyed but it is pending!" and exits 143.)
 """
 
 import asyncio

@@ -322,6 +322,34 @@ class GatewayRef(BaseModel):
     """
 
 
+class FailureMode(StrEnum):
+    """
+    What the Gateway does when the endpoint picker does not answer; FailClose refuses the request, FailOpen sends it to any pod of the pool.
+    """
+
+    FailClose = 'FailClose'
+    FailOpen = 'FailOpen'
+
+
+class InferenceExtension(BaseModel):
+    """
+    Opt-in, with spec.gatewayRef: the cluster runs the Gateway API Inference Extension (its InferencePool CRD, inference.networking.k8s.io/v1, and a Gateway implementation that supports it). Every ModelReplica here then composes an InferencePool over its serving pods and routes to it instead of its Service. Each pool names its endpoint picker as the Service <pool name>-epp in the workload namespace, which the user runs (docs/inferencecluster.md).
+    """
+
+    enabled: bool | None = False
+    """
+    Compose an InferencePool per model and route to it.
+    """
+    endpointPickerPort: Annotated[int | None, Field(ge=1, le=65535)] = 9002
+    """
+    The port of each endpoint picker's Service (its ext-proc gRPC port).
+    """
+    failureMode: FailureMode | None = 'FailClose'
+    """
+    What the Gateway does when the endpoint picker does not answer; FailClose refuses the request, FailOpen sends it to any pod of the pool.
+    """
+
+
 class InferenceClusterSpec(BaseModel):
     """
     How to reach a workload cluster, its shared storage and its GPU node pools.
@@ -353,6 +381,25 @@ class InferenceClusterSpec(BaseModel):
     """
     Opt-in: a Gateway (Gateway API) on the cluster that serves models. Every ModelReplica here composes an HTTPRoute for its model on it and reports the Gateway's address once the route is Accepted. The Gateway is observed, never created.
     """
+    inferenceExtension: InferenceExtension | None = None
+    """
+    Opt-in, with spec.gatewayRef: the cluster runs the Gateway API Inference Extension (its InferencePool CRD, inference.networking.k8s.io/v1, and a Gateway implementation that supports it). Every ModelReplica here then composes an InferencePool over its serving pods and routes to it instead of its Service. Each pool names its endpoint picker as the Service <pool name>-epp in the workload namespace, which the user runs (docs/inferencecluster.md).
+    """
+
+
+class InferencePool(BaseModel):
+    """
+    Where spec.inferenceExtension is enabled: the endpoint picker every model's InferencePool names (the Service <pool name>-epp on this port).
+    """
+
+    endpointPickerPort: int | None = None
+    """
+    The port of each endpoint picker's Service.
+    """
+    failureMode: str | None = None
+    """
+    FailClose or FailOpen.
+    """
 
 
 class Gateway(BaseModel):
@@ -379,6 +426,10 @@ class Gateway(BaseModel):
     address: str | None = None
     """
     The Gateway's first address (status.addresses), once Programmed.
+    """
+    inferencePool: InferencePool | None = None
+    """
+    Where spec.inferenceExtension is enabled: the endpoint picker every model's InferencePool names (the Service <pool name>-epp on this port).
     """
 
 

@@ -28,6 +28,7 @@ FUNCTIONS = (
     "compose-model-cache",
     "compose-model-deployment",
     "compose-model-replica",
+    "compose-model-service",
 )
 
 

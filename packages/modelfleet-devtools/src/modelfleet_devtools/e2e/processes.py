@@ -1,4 +1,5 @@
-"""Local processes on free loopback ports, stopped by PID, with their logs kept."""
+"""Local processes on free loopback ports, started and stopped by `modelfleet_cli.launch`,
+with their logs kept."""
 
 from __future__ import annotations
 
@@ -6,12 +7,13 @@ import atexit
 import os
 import signal
 import socket
-import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
+
+from modelfleet_cli.launch import Launched
 
 T = TypeVar("T")
 
@@ -56,54 +58,11 @@ def wait_for(probe: Callable[[], T | None], *, what: str, timeout: float, every:
 
 
 @dataclass
-class Process:
-    """One started binary: its name, its log file and how to stop it."""
+class Process(Launched):
+    """One started binary (modelfleet_cli.launch), and the container it runs, if any."""
 
-    name: str
-    popen: subprocess.Popen[bytes]
-    log: Path
-    argv: list[str] = field(default_factory=list)
-    env: dict[str, str] = field(default_factory=dict)
     container: str | None = None  # the container a `podman run` process runs in the foreground
     container_pid: int | None = None  # its first process, on this host, once it runs
-
-    def alive(self) -> bool:
-        return self.popen.poll() is None
-
-    def stop(self, grace: float = 10.0) -> None:
-        """SIGTERM the process group, then SIGKILL what is left after `grace` seconds."""
-        self.terminate()
-        self.wait_stopped(grace)
-
-    def terminate(self, sig: signal.Signals = signal.SIGTERM) -> None:
-        if self.alive():
-            with _suppress_lookup():
-                os.killpg(self.popen.pid, sig)
-
-    def wait_stopped(self, grace: float = 10.0) -> None:
-        """Wait for a terminated process; SIGKILL its group after `grace` seconds."""
-        if not self.alive():
-            return
-        try:
-            self.popen.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            with _suppress_lookup():
-                os.killpg(self.popen.pid, signal.SIGKILL)
-            self.popen.wait(timeout=grace)
-
-    def tail(self, lines: int = 40) -> str:
-        try:
-            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return ""
-
-
-class _suppress_lookup:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: type[BaseException] | None, *_: object) -> bool:
-        return kind is ProcessLookupError
 
 
 @dataclass
@@ -127,19 +86,9 @@ class Processes:
         cwd: Path | None = None,
         container: str | None = None,
     ) -> Process:
-        self.log_dir.mkdir(parents=True, exist_ok=True)
-        log = self.log_dir / f"{name}.log"
-        with log.open("ab") as out:
-            popen = subprocess.Popen(
-                [str(a) for a in argv],
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                env={**os.environ, **(env or {})},
-                cwd=cwd,
-                start_new_session=True,  # its own group: stop() reaches its children too
-            )
-        process = Process(name, popen, log, [str(a) for a in argv], dict(env or {}), container)
+        process = Process.start(
+            name, argv, self.log_dir / f"{name}.log", env=env, cwd=cwd, container=container
+        )
         self.started.append(process)
         return process
 

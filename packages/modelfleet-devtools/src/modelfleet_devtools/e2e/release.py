@@ -19,7 +19,7 @@ import yaml
 from ..paths import REPO_ROOT
 
 # The release an upgrade starts from: the commit of main that today's release is an upgrade
-# of (56c2cd3, main at the start of 2026-11-26, before issue 20's reshaping of ModelCache).
+# of (56c2cd3: ModelCache's unsharded layout, each Job with access objects of its own).
 # When we release, move it to the commit the release was cut from (`git rev-parse <tag>`):
 # the upgrade scenario then proves that upgrading from what users run now loses nothing.
 PREVIOUS_RELEASE = "56c2cd3495f522c1abe8a8c595df9044b7ec704a"

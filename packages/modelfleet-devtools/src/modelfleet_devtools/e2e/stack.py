@@ -28,6 +28,17 @@ BINARIES = (
     "crossplane-core", "crossplane", "provider-kubernetes", "crane",
 )  # fmt: skip
 
+# The upstream CRDs (pinned files in shared/schemas) every workload cluster is given:
+# LeaderWorkerSet for multi-node groups, Gateway API and the Inference Extension for routes
+# and pools.
+WORKLOAD_CLUSTER_CRDS = (
+    "leaderworkerset.x-k8s.io_leaderworkersets.yaml",
+    "gateway.networking.k8s.io_gatewayclasses.yaml",
+    "gateway.networking.k8s.io_gateways.yaml",
+    "gateway.networking.k8s.io_httproutes.yaml",
+    "gateway.networking.k8s.io_referencegrants.yaml",
+    "inference.networking.k8s.io_inferencepools.yaml",
+)
 
 # The Debian base is made once per recipe and kept (docs/development.md): both releases of a
 # session share it, and a run in a network namespace without Debian's mirror can use it.
@@ -205,13 +216,12 @@ def start_control_plane(
             processes, bins, shared_realcp / "crds" / "crossplane", work, client,
             poll_interval=crossplane_poll,
         )  # fmt: skip
-        lws_crd = (
-            shared_realcp.parent / "schemas" / "leaderworkerset.x-k8s.io_leaderworkersets.yaml"
-        )
+        schemas = shared_realcp.parent / "schemas"
+        workload_crds = [schemas / name for name in WORKLOAD_CLUSTER_CRDS]
         podman = Podman.under(work / "podman")
         sources = start_sources(registry.host)
         pods = PodRunner(podman, work, registry.host, sources.node_env())
-        clusters = WorkloadClusters(processes, bins, work, client, lws_crd, pods, sources)
+        clusters = WorkloadClusters(processes, bins, work, client, workload_crds, pods, sources)
         certs = functions.serving_certificates(root_ca, work, client)
         runtime = functions.FunctionRuntime(processes, podman, certs, work, registry.host)
         plane = RealControlPlane(

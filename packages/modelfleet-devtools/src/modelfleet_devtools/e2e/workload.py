@@ -93,15 +93,16 @@ class WorkloadClusters:
         bins: Path,
         work: Path,
         control_plane: KubeClient,
-        lws_crd: Path,
+        crds: list[Path],
         pods: PodRunner | None = None,
         sources: LoopbackSources | None = None,
     ) -> None:
-        """`pods` and `sources`: hydration pods run as containers staging from `sources`
+        """`crds`: the upstream CRDs every workload cluster is given when it starts.
+        `pods` and `sources`: hydration pods run as containers staging from `sources`
         (without them every hydration Job is simulated)."""
         self.processes, self.bins, self.work = processes, bins, work
         self.control_plane = control_plane
-        self.lws_crd = lws_crd
+        self.crds = list(crds)
         self.pods, self.sources = pods, sources
         self.clusters: dict[str, WorkloadCluster] = {}
         self.stand_ins = StandIns()
@@ -112,9 +113,11 @@ class WorkloadClusters:
         kubernetes = start_kubernetes(
             self.processes, self.bins, self.work / "clusters" / name, name=name
         )
-        # provider-helm is not among the real binaries: the LeaderWorkerSet CRD a cluster's
-        # platform team (or the InferenceCluster's helm release) would install is applied here.
-        kubernetes.client.kubectl("apply", "--server-side", "-f", str(self.lws_crd))
+        # The upstream CRDs a cluster's platform team installs (provider-helm, which would
+        # install LeaderWorkerSet's, is not among the real binaries): applied from the pinned
+        # files, so every composed workload, route and pool meets the real API server.
+        for crd in self.crds:
+            kubernetes.client.kubectl("apply", "--server-side", "-f", str(crd))
         stand_in = KubeletStandIn(name, kubernetes.client, pods=self.pods, sources=self.sources)
         cluster = WorkloadCluster(name, kubernetes, stand_in)
         self.clusters[name] = cluster

@@ -27,7 +27,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from modelfleet_devtools.loopback.server import LoopbackServer
+from modelfleet_devtools.loopback.server import LoopbackServer, handler_for
 
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
 HOLD_STALLED = 120  # seconds a stalled download waits for release at most
@@ -130,22 +130,8 @@ class FakeHub(LoopbackServer):
         self.bytes_served: Counter[str] = Counter()  # file bytes per "repo/file"
         self.requests: list[tuple[str, str, str]] = []  # (method, path, Range header)
         self.refused: list[str] = []  # "METHOD path" of gated files asked for without a token
-        hub = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            timeout = 30  # a silent client cannot hold a thread forever
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                hub.handle(self, body=True)
-
-            def do_HEAD(self) -> None:
-                hub.handle(self, body=False)
-
-        super().__init__(Handler, lifetime=lifetime)
+        handler = handler_for(lambda h: self.handle(h, body=h.command != "HEAD"), ("GET", "HEAD"))
+        super().__init__(handler, lifetime=lifetime)
 
     def stop(self) -> None:
         self.release.set()  # let a stalled download go before the server closes

@@ -21,11 +21,10 @@ import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
-from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 from xml.sax.saxutils import escape
 
-from modelfleet_devtools.loopback.server import LoopbackServer
+from modelfleet_devtools.loopback.server import LoopbackServer, handler_for
 
 PAGE = 1000  # keys per listing page, as S3's default MaxKeys
 LAST_MODIFIED = "2026-01-01T00:00:00.000Z"  # fixed: listings are the same run to run
@@ -47,22 +46,8 @@ class FakeS3(LoopbackServer):
         self.lock = threading.Lock()
         self.bytes_served: Counter[str] = Counter()  # object bytes per "bucket/key"
         self.refused: list[str] = []  # "METHOD path" of every request refused for its key
-        s3 = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            timeout = 30
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                s3.handle(self, body=True)
-
-            def do_HEAD(self) -> None:
-                s3.handle(self, body=False)
-
-        super().__init__(Handler, lifetime=lifetime)
+        handler = handler_for(lambda h: self.handle(h, body=h.command != "HEAD"), ("GET", "HEAD"))
+        super().__init__(handler, lifetime=lifetime)
 
     def handle(self, h: BaseHTTPRequestHandler, *, body: bool) -> None:
         url = urlsplit(h.path)

@@ -1,11 +1,35 @@
 """What the fake Hub and the hydrator tests' fake API server share: an HTTP server on
 127.0.0.1 only, on a free port, in a daemon thread, that shuts itself down after `lifetime`
-seconds even if a test forgets to."""
+seconds even if a test forgets to; and the request handler the fakes share
+(`handler_for`)."""
 
 import threading
+from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
+
+Dispatch = Callable[[BaseHTTPRequestHandler], None]
+
+
+def handler_for(dispatch: Dispatch, methods: Iterable[str]) -> type[BaseHTTPRequestHandler]:
+    """A handler that hands every request of `methods` ("GET", "HEAD", ...) to `dispatch`
+    (the request's method is `h.command`): HTTP/1.1 keep-alive, a client silent for 30 s
+    let go (it cannot hold a thread forever), nothing logged on stderr."""
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        timeout = 30
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    def serve(h: BaseHTTPRequestHandler) -> None:
+        dispatch(h)
+
+    for method in methods:
+        setattr(Handler, f"do_{method}", serve)
+    return Handler
 
 
 class LoopbackServer:
