@@ -46,7 +46,17 @@ from modelfleet_devtools.e2e.stack import RealControlPlane
 from modelfleet_devtools.e2e.staged import check_staged
 from modelfleet_devtools.paths import EXAMPLES_DIR
 
-EXAMPLES = sorted(p.name for p in EXAMPLES_DIR.iterdir() if p.is_dir() and any(p.glob("*.yaml")))
+# Examples whose real run the harness cannot make what simulate shows yet, and why; each is
+# named in docs/development.md as not yet checked on the real control plane.
+NOT_YET_PLAYED = {
+    "canary": "its clusters' Gateways need a gateway controller, and its simulation.yaml edits "
+    "the ModelService mid-run; the harness plays neither for an example yet "
+    "(tests/e2e/test_routes_real.py checks routes on the real control plane)",
+}
+ALL_EXAMPLES = sorted(
+    p.name for p in EXAMPLES_DIR.iterdir() if p.is_dir() and any(p.glob("*.yaml"))
+)
+EXAMPLES = [e for e in ALL_EXAMPLES if e not in NOT_YET_PLAYED]
 BATCHES = batches(
     {example: load_fleet(EXAMPLES_DIR / example)[0] for example in EXAMPLES}, alone=["quickstart"]
 )
@@ -177,6 +187,10 @@ def staged_for_real(plane: RealControlPlane, objects: list[dict]) -> int:
 
 def test_every_example_is_in_a_batch() -> None:
     assert sorted(e for batch in BATCHES for e in batch) == EXAMPLES
+    assert set(NOT_YET_PLAYED) <= set(ALL_EXAMPLES), "an example left out must exist"
+    development = (EXAMPLES_DIR.parent / "docs" / "development.md").read_text()
+    for example in NOT_YET_PLAYED:
+        assert f"`examples/{example}` is not yet run" in development, example
 
 
 @pytest.mark.parametrize("examples", BATCHES, ids=["+".join(b) for b in BATCHES])
