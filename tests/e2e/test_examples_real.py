@@ -40,23 +40,14 @@ from modelfleet_devtools.e2e.outcome import (
     real_outcomes,
     simulated_outcomes,
 )
+from modelfleet_devtools.e2e.played import ALL_EXAMPLES, NOT_YET_PLAYED, PLAYED_EXAMPLES
 from modelfleet_devtools.e2e.processes import wait_for
 from modelfleet_devtools.e2e.sources import mirror_images
 from modelfleet_devtools.e2e.stack import RealControlPlane
 from modelfleet_devtools.e2e.staged import check_staged
 from modelfleet_devtools.paths import EXAMPLES_DIR
 
-# Examples whose real run the harness cannot make what simulate shows yet, and why; each is
-# named in docs/development.md as not yet checked on the real control plane.
-NOT_YET_PLAYED = {
-    "canary": "its clusters' Gateways need a gateway controller, and its simulation.yaml edits "
-    "the ModelService mid-run; the harness plays neither for an example yet "
-    "(tests/e2e/test_routes_real.py checks routes on the real control plane)",
-}
-ALL_EXAMPLES = sorted(
-    p.name for p in EXAMPLES_DIR.iterdir() if p.is_dir() and any(p.glob("*.yaml"))
-)
-EXAMPLES = [e for e in ALL_EXAMPLES if e not in NOT_YET_PLAYED]
+EXAMPLES = PLAYED_EXAMPLES
 BATCHES = batches(
     {example: load_fleet(EXAMPLES_DIR / example)[0] for example in EXAMPLES}, alone=["quickstart"]
 )
