@@ -40,13 +40,14 @@ from modelfleet_devtools.e2e.outcome import (
     real_outcomes,
     simulated_outcomes,
 )
+from modelfleet_devtools.e2e.played import ALL_EXAMPLES, NOT_YET_PLAYED, PLAYED_EXAMPLES
 from modelfleet_devtools.e2e.processes import wait_for
 from modelfleet_devtools.e2e.sources import mirror_images
 from modelfleet_devtools.e2e.stack import RealControlPlane
 from modelfleet_devtools.e2e.staged import check_staged
 from modelfleet_devtools.paths import EXAMPLES_DIR
 
-EXAMPLES = sorted(p.name for p in EXAMPLES_DIR.iterdir() if p.is_dir() and any(p.glob("*.yaml")))
+EXAMPLES = PLAYED_EXAMPLES
 BATCHES = batches(
     {example: load_fleet(EXAMPLES_DIR / example)[0] for example in EXAMPLES}, alone=["quickstart"]
 )
@@ -177,6 +178,10 @@ def staged_for_real(plane: RealControlPlane, objects: list[dict]) -> int:
 
 def test_every_example_is_in_a_batch() -> None:
     assert sorted(e for batch in BATCHES for e in batch) == EXAMPLES
+    assert set(NOT_YET_PLAYED) <= set(ALL_EXAMPLES), "an example left out must exist"
+    development = (EXAMPLES_DIR.parent / "docs" / "development.md").read_text()
+    for example in NOT_YET_PLAYED:
+        assert f"`examples/{example}` is not yet run" in development, example
 
 
 @pytest.mark.parametrize("examples", BATCHES, ids=["+".join(b) for b in BATCHES])

@@ -38,6 +38,7 @@ from modelfleet_devtools.e2e.fleet import (
 )
 from modelfleet_devtools.e2e.functions import calls_answered, process_name
 from modelfleet_devtools.e2e.kube import ApiError, resource_path
+from modelfleet_devtools.e2e.played import PLAYED_EXAMPLES
 from modelfleet_devtools.e2e.processes import wait_for
 from modelfleet_devtools.e2e.release import current_release
 from modelfleet_devtools.e2e.stack import RealControlPlane
@@ -45,7 +46,7 @@ from modelfleet_devtools.e2e.upgrade import upgrade
 from modelfleet_devtools.paths import EXAMPLES_DIR
 
 Json = dict[str, Any]
-EXAMPLES = sorted(p.name for p in EXAMPLES_DIR.iterdir() if p.is_dir() and any(p.glob("*.yaml")))
+EXAMPLES = PLAYED_EXAMPLES  # the upgrade fleet shares the control plane with these
 NAMESPACE = "upgrade-team"
 CLUSTERS = ("upgrade-a", "upgrade-b")
 OBJECTS = resource_path("kubernetes.m.crossplane.io/v1alpha1", "objects")

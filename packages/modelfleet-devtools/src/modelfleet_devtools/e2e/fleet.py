@@ -21,6 +21,7 @@ PLURALS = {
     "ModelCacheShard": "modelcacheshards",
     "ModelDeployment": "modeldeployments",
     "ModelReplica": "modelreplicas",
+    "ModelService": "modelservices",
 }
 SETTINGS_FILE = "simulation.yaml"  # what the simulated clusters hold; not a Kubernetes object
 
@@ -82,8 +83,15 @@ def condition(obj: Json | None, kind: str) -> Json:
     return {}
 
 
-# Deleted in this order: what serves, then what stages, then the clusters they reach through.
-DELETION_ORDER = ("ModelReplica", "ModelDeployment", "ModelCache", "InferenceCluster")
+# Deleted in this order: what routes, what serves, then what stages, then the clusters they
+# reach through.
+DELETION_ORDER = (
+    "ModelService",
+    "ModelReplica",
+    "ModelDeployment",
+    "ModelCache",
+    "InferenceCluster",
+)
 CONTROL_PLANE_LEFTOVERS = (
     ("kubernetes.m.crossplane.io/v1alpha1", "objects"),
     ("modelfleet.io/v1alpha1", "modelreplicas"),
