@@ -99,14 +99,15 @@ NEW, UNREPORTED = "not observed", "created, not reported yet"
 
 SCENARIOS = [
     # id: cluster, Job state, previous phase -> Job Object, phase, message, look again soon
-    ("nothing started", US, NEW, None, "full", "Hydrating", STARTING, False),
+    # (soon: whenever a download is under way, rows.staging_under_way; not once it ended)
+    ("nothing started", US, NEW, None, "full", "Hydrating", STARTING, True),
     ("no hydrator account yet: waits", NO_ACCOUNT, NEW, None,
      "none", "Pending", WAITING_FOR_ACCOUNT, True),
-    ("running", US, "running", "Hydrating", "full", "Hydrating", "downloading", False),
+    ("running", US, "running", "Hydrating", "full", "Hydrating", "downloading", True),
     ("running, the account not reported for a moment", NO_ACCOUNT, "running", "Hydrating",
-     "full", "Hydrating", "downloading", False),
+     "full", "Hydrating", "downloading", True),
     ("not reported yet, no account: kept", NO_ACCOUNT, UNREPORTED, "Hydrating",
-     "kept as observed", "Hydrating", "downloading", False),
+     "kept as observed", "Hydrating", "downloading", True),
     ("complete: watched", US, "complete", "Hydrating", "watched", "Ready", None, False),
     ("complete, no account reported: watched", NO_ACCOUNT, "complete", "Hydrating",
      "watched", "Ready", None, False),
@@ -115,7 +116,7 @@ SCENARIOS = [
     ("Ready, its Object gone (an earlier release dropped it)", US, NEW, "Ready",
      "none", "Ready", None, False),
     ("Failed, its Object deleted to retry: a new Job", US, NEW, "Failed",
-     "full", "Hydrating", STARTING, False),
+     "full", "Hydrating", STARTING, True),
 ]  # fmt: skip
 
 
