@@ -1,7 +1,8 @@
 """`modelfleet simulate` shows how soon a real Crossplane would run each XR again: the TTL its
 functions' last response asked for (`recheckAfterSeconds` in the JSON), and in the timeline
 when an XR starts and stops asking for less than the default minute because it waits on
-something Crossplane does not watch (a required resource: its ModelCache, its clusters)."""
+something Crossplane does not watch (a required resource: its ModelCache, its clusters) or may
+not hear of in time (a cache's downloads: rows.staging_under_way)."""
 
 import shutil
 from datetime import timedelta
@@ -31,14 +32,14 @@ def test_while_the_cache_hydrates_what_waits_on_it_asks_to_be_run_again_soon(
     servers: FunctionServers,
 ) -> None:
     """Round 3 of the quickstart: the cache hydrates (its Job is composed, so Crossplane
-    watches it: the default minute), while the deployment and its replica wait on the cache,
-    which they only read: they ask for less than a minute."""
+    watches it, but drops its events when a shard's many Objects change at once: it asks for
+    less than a minute too), while the deployment and its replica wait on the cache, which
+    they only read: they ask for less than a minute."""
     _, result = simulate_with_timeline(servers, QUICKSTART, rounds=3)
     rechecks = _rechecks(result)
     assert result["xrs"][CACHE]["status"]["clusters"][0]["phase"] == "Hydrating"
-    assert rechecks[CACHE] == 60
     [replica] = [i for i in rechecks if i.startswith(REPLICA_PREFIX)]
-    for waiting in (DEPLOYMENT, replica):
+    for waiting in (CACHE, DEPLOYMENT, replica):
         assert rechecks[waiting] is not None and 5 <= rechecks[waiting] < 60, waiting
 
 
