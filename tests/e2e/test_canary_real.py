@@ -139,10 +139,16 @@ def test_a_canary_moves_rolls_back_and_loses_a_revision_without_dropping_a_route
     plane = real_control_plane
     objects, settings = load_fleet(EXAMPLE)
     settings, addresses = with_gateways(objects, settings)
-    fleet = tmp_path / "fleet"
-    fleet.mkdir()
-    (fleet / "fleet.yaml").write_text(yaml.safe_dump_all(objects, sort_keys=False))
-    (fleet / SETTINGS_FILE).write_text(yaml.safe_dump(settings, sort_keys=False))
+    # The platform team registers the clusters (their Gateways seeded) before the model team
+    # deploys: a deployment applied with them is placed on the clusters connected by then,
+    # and stays there.
+    registered, deployed = tmp_path / "clusters", tmp_path / "fleet"
+    clusters_first = [o for o in objects if o["kind"] == "InferenceCluster"]
+    the_rest = [o for o in objects if o["kind"] != "InferenceCluster"]
+    for folder, held in ((registered, clusters_first), (deployed, the_rest)):
+        folder.mkdir()
+        (folder / "fleet.yaml").write_text(yaml.safe_dump_all(held, sort_keys=False))
+    (registered / SETTINGS_FILE).write_text(yaml.safe_dump(settings, sort_keys=False))
     # The real run makes simulation.yaml's edits (10% -> 50% -> 100%), rolls the first back
     # in, then deletes the canary's ModelDeployment. Simulate is given, for each step, the
     # edits up to it; the steps before the first edit get the spec as applied, re-applied on
@@ -152,11 +158,11 @@ def test_a_canary_moves_rolls_back_and_loses_a_revision_without_dropping_a_route
     first, last = edits[0]["round"], edits[-1]["round"]
     [service] = [o for o in objects if o["kind"] == "ModelService"]
     target = f"ModelService/{SERVICE[0]}/{SERVICE[1]}"
-    held = {"round": first, "target": target, "patch": {"spec": service["spec"]}}
+    as_applied = {"round": first, "target": target, "patch": {"spec": service["spec"]}}
     rolled_back = {**edits[0], "round": last + 2}
     without_canary = [o for o in objects if o["metadata"]["name"] != CANARY]
     runs: dict[str, tuple[list[Json], list[Json]]] = {
-        "applied": (objects, [held]),
+        "applied": (objects, [as_applied]),
         "edit 1": (objects, edits[:1]),
         "edit 2": (objects, edits[:2]),
         "rolled back": (objects, [*edits[:2], rolled_back]),
@@ -176,11 +182,20 @@ def test_a_canary_moves_rolls_back_and_loses_a_revision_without_dropping_a_route
         assert all(row[1] == "Accepted" for row in status["clusters"].values()), (step, status)
     assert sorted(addresses) == sorted(expected["applied"]["clusters"])
 
-    applied = apply_fleet(plane, fleet)
+    applied = apply_fleet(plane, registered)
     clusters = {name: plane.clusters.clusters[name].client for name in sorted(addresses)}
     deleted = False
     try:
         with played_gateway_controller(clients=clusters) as controller:
+            wait_for(
+                lambda: all(
+                    condition(plane.client.get(xr_path(ic)), "Ready").get("status") == "True"
+                    for ic in applied
+                ),
+                what="the clusters registered, their Gateways programmed",
+                timeout=STEP_SETTLE,
+            )
+            applied += apply_fleet(plane, deployed)
             settle(plane, clusters, expected["applied"], FIRST_SETTLE)
             routes_before = {n: c.list(ROUTES) for n, c in clusters.items()}
             for step, patch in (
