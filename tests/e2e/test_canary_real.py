@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -65,12 +66,13 @@ def the_service(plane: RealControlPlane) -> Json:
 class RouteReader:
     """Reads the ModelService's route on each cluster, its Services named back to the
     deployments they serve (remembered: a route may name a Service deleted meanwhile);
-    `dangling`: each time a route was read sending to a Service that no longer existed."""
+    `dangling`: each time (time.monotonic) a route was read sending to a Service that no
+    longer existed, and where."""
 
     def __init__(self, clusters: dict[str, KubeClient]) -> None:
         self.clusters = clusters
         self.served: dict[str, str] = {}
-        self.dangling: list[str] = []
+        self.dangling: list[tuple[float, str]] = []
 
     def backends(self, cluster: str) -> dict[str, int] | None:
         """{ModelDeployment: weight} of the route on `cluster`; None: no route there."""
@@ -92,7 +94,7 @@ class RouteReader:
         assert all(ref.get("kind", "Service") == "Service" for ref in refs), refs
         for ref in refs:
             if ref["name"] not in live:
-                self.dangling.append(f"{cluster}: Service {ref['name']} is gone")
+                self.dangling.append((time.monotonic(), f"{cluster}: Service {ref['name']}"))
         return {self.served.get(ref["name"], ref["name"]): int(ref["weight"]) for ref in refs}
 
     def every(self) -> dict[str, dict[str, int] | None]:
@@ -244,12 +246,16 @@ def test_a_canary_moves_rolls_back_and_loses_a_revision_without_dropping_a_route
             canary = next(o for o in applied if o["metadata"]["name"] == CANARY)
             before = copy.deepcopy(the_service(plane)["status"])
             plane.client.delete(xr_path(canary))
+            deleted_at = time.monotonic()
             settle(
                 plane, routes, expected["canary deleted"], STEP_SETTLE,
                 poll=RoutePoll(before=meaning(before), after=expected["canary deleted"]),
             )  # fmt: skip
-            print(f"\npolls of a route naming a Service gone: {len(routes.dangling)}")
-            print("\n".join(routes.dangling))
+            if routes.dangling:
+                last = max(t for t, _ in routes.dangling) - deleted_at
+                where = sorted({w for _, w in routes.dangling})
+                print(f"\na route named a Service gone in {len(routes.dangling)} reads, the last "
+                      f"{last:.0f}s after the deletion: {', '.join(where)}")  # fmt: skip
             said = condition(the_service(plane), "Routed")
             assert CANARY in said.get("message", ""), said
             # Nothing else lost: the stable revision serves on both clusters, as simulate says.
