@@ -1,6 +1,7 @@
 """examples/canary on a real control plane: two revisions of one model under a ModelService,
 on two workload clusters whose Gateways the harness's played gateway controller programs and
-whose routes it accepts (modelfleet_devtools.e2e.gateways).
+whose routes it accepts (modelfleet_devtools.e2e.gateways). The clusters are registered
+before the rest of the fleet is applied, as a platform team does.
 
 The canary moves as simulation.yaml's `edits:` move it (10% -> 50% -> 100%), is rolled back to
 50%, then its ModelDeployment is deleted under the ModelService. At each step the
@@ -9,7 +10,8 @@ edits (clusters, backends, weights, reasons, addresses, `x/y` routed), every com
 is on its cluster's real API server (its pinned Gateway API CRD admitted it) and sends to the
 Services of the deployments the status says at the weights it says; while a step settles,
 every poll of the routes finds each healthy backend routed in both steps still routed, at the
-weight of one step or the other. Deleting everything leaves nothing."""
+weight of one step or the other, and during a weight change never at a Service that is gone.
+Deleting everything leaves nothing."""
 
 from __future__ import annotations
 
