@@ -49,8 +49,8 @@ def kubernetes_object(
     `watch` sets `spec.watch`: provider-kubernetes, run with `--enable-watches` (the
     configuration docs/install/provider-kubernetes.yaml installs), watches the remote object
     and observes the Object as soon as it changes, instead of at its next poll (rare: a
-    change that matters, a claim binding, a Job completing, a workload turning Available, is
-    what is watched).
+    change that matters, a claim binding, a Job completing, a workload turning Available, a
+    Gateway turning Programmed, a route Accepted, is what is watched).
     """
     spec: dict[str, Any] = {
         "providerConfigRef": {"kind": PROVIDER_CONFIG_KIND, "name": provider_config_name},
