@@ -9,6 +9,13 @@ applies one ModelCache matching all N and measures, from `kubectl apply` to Read
 wall time, the CPU the control plane spent (kube-apiserver + etcd + Crossplane + provider) and
 the CPU the functions spent. Then it deletes the cache and measures until nothing of it is left
 on either side. It prints one markdown table row per N.
+
+With `--steady-minutes M` it first watches the Ready cache for M minutes and says, on standard
+error, how many calls compose-model-cache answered for the cache and its shards meanwhile,
+how many of them carried content it had been sent before, and how many it answered from a
+kept response (its "Replays" log line): whether a fleet at steady state is answered without
+deciding. `--keep-requests` also keeps every request it was sent (functions.trace_file's
+folder `requests`), to compare them.
 """
 
 from __future__ import annotations
@@ -30,10 +37,12 @@ from ..docs_sections import BENCHMARKS_DOC, write_sections
 from ..realcp import SHARED_REALCP_DIR, realcp_binary
 from .crossplane import CROSSPLANE_NAMESPACE
 from .fleet import condition
+from .functions import trace_file
 from .kube import resource_path
 from .packages import FUNCTIONS
 from .processes import Processes, wait_for
 from .stack import RealControlPlane, link_binaries, start_control_plane
+from .steady import calls_in_window, replay_counts
 from .workload import RWX_PROVISIONER, create, provider_config_object
 
 Json = dict[str, Any]
@@ -241,11 +250,45 @@ def say_where_cpu_went(what: str, before: dict[str, float], after: dict[str, flo
     _say(f"CPU {what}: {spent}")
 
 
-def measure(n: int, work: Path, crossplane_version: str, limit: float) -> ScaleRow:
+CACHE_FUNCTION = "compose-model-cache"
+
+
+def watch_steady_state(plane: RealControlPlane, seconds: float) -> None:
+    """Watch the Ready cache for `seconds`; say what compose-model-cache answered meanwhile."""
+    log = plane.processes.named(CACHE_FUNCTION).log
+    before = replay_counts(log) or {}
+    start = time.time()
+    _say(f"watching the Ready cache for {seconds:.0f} s")
+    time.sleep(seconds)
+    end = time.time()
+    after = replay_counts(log) or {}
+    window = calls_in_window(trace_file(plane.work, CACHE_FUNCTION), start, end)
+    _say(f"steady state, calls in {end - start:.0f} s: {window.line()}")
+    replayed = after.get("replayed", 0) - before.get("replayed", 0)
+    decided = after.get("decided", 0) - before.get("decided", 0)
+    _say(
+        f"{CACHE_FUNCTION} logged between {before.get('ts', 'start')} and {after.get('ts')}: "
+        f"{replayed} calls replayed, {decided} decided (all XRs it serves)"
+    )
+
+
+def measure(
+    n: int,
+    work: Path,
+    crossplane_version: str,
+    limit: float,
+    *,
+    steady_seconds: float = 0,
+    keep_requests: bool = False,
+) -> ScaleRow:
     bins = link_binaries(work / "bin")
     plane = start_control_plane(
         bins, SHARED_REALCP_DIR, work, crossplane_poll="1m", provider_poll="15s"
     )
+    if keep_requests:
+        kept = trace_file(plane.work, CACHE_FUNCTION).parent / "requests"
+        kept.mkdir(exist_ok=True)
+        kept.chmod(0o777)  # written by the functions' non-root user
     try:
         started = time.monotonic()
         register_clusters(plane, n)
@@ -273,6 +316,8 @@ def measure(n: int, work: Path, crossplane_version: str, limit: float) -> ScaleR
         say_where_cpu_went("to Ready", each_before, cpu_by_process(plane.processes))
         cp_cpu = cpu_seconds(plane.processes, CONTROL_PLANE) - cp_before
         fn_cpu = cpu_seconds(plane.processes, FUNCTIONS) - fn_before
+        if steady_seconds:
+            watch_steady_state(plane, steady_seconds)
         started = time.monotonic()
         plane.client.delete(MC_PATH)
         wait_for(
@@ -309,6 +354,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--limit-minutes", type=float, default=60, help="give up on a cache not Ready by then"
     )
+    parser.add_argument(
+        "--steady-minutes",
+        type=float,
+        default=0,
+        help="watch the Ready cache this long and say what compose-model-cache answered",
+    )
+    parser.add_argument(
+        "--keep-requests",
+        action="store_true",
+        help="keep every request compose-model-cache was sent (WORK/nN/calls/requests)",
+    )
     args = parser.parse_args(argv)
     # Stopped with SIGTERM, still stop every process it started (atexit runs on SystemExit).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -324,7 +380,14 @@ def main(argv: list[str] | None = None) -> int:
     ]
     print("\n".join(lines), flush=True)
     for n in sizes:
-        row = measure(n, args.work / f"n{n}", version, args.limit_minutes * 60)
+        row = measure(
+            n,
+            args.work / f"n{n}",
+            version,
+            args.limit_minutes * 60,
+            steady_seconds=args.steady_minutes * 60,
+            keep_requests=args.keep_requests,
+        )
         lines.append(row.markdown())
         print(lines[-1], flush=True)
         if args.write_docs:  # after every row: a long run stopped later keeps what it measured
