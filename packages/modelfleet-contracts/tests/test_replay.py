@@ -136,3 +136,16 @@ def test_the_key_is_the_content_whatever_order_its_maps_were_written_in():
     forward.observed.composite.resource.MergeFromString(wire[0])
     backward.observed.composite.resource.MergeFromString(wire[1])
     assert request_key(forward) == request_key(backward)
+
+
+def test_the_replays_count_what_they_answered_and_what_was_decided():
+    """What a server logs: calls answered from a kept response against calls decided (a
+    recheck's answer is decided every time)."""
+    replays = Replays()
+    runner = SafeRunner(CountingCore(), "compose-test", replays=replays)
+    serve(runner, request("a"), request("a"), request("b"), request("a"))
+    assert (replays.hits, replays.misses, len(replays)) == (2, 2, 2)
+    rechecking = Replays()
+    serve(SafeRunner(CountingCore(recheck=True), "compose-test", replays=rechecking), request())
+    serve(SafeRunner(CountingCore(recheck=True), "compose-test", replays=rechecking), request())
+    assert (rechecking.hits, rechecking.misses, len(rechecking)) == (0, 2, 0)

@@ -8,7 +8,8 @@ returns.
 With replays, every call served over gRPC is logged at debug (the XR, whether it was answered
 from a kept response or decided, and the request's key), and at most once a minute a call
 logs at info how many calls were answered from kept responses and how many decided since the
-server started: what a fleet at steady state costs in decisions, read off the log.
+server started, before it counts itself: what a fleet at steady state costs in decisions,
+read off the log.
 """
 
 import logging
@@ -83,6 +84,7 @@ class SafeRunner(grpcv1.FunctionRunnerServiceServicer):
         replays = self._replays
         if replays is None:
             return self.run(req)
+        self._summarize(replays)  # what was counted before this call
         key = request_key(req)
         rsp = replays.get(key)
         if rsp is not None:
@@ -99,7 +101,6 @@ class SafeRunner(grpcv1.FunctionRunnerServiceServicer):
         sdklogging.get_logger().debug(
             "RunFunction", answer=answer, key=key.hex()[:16], **_xr_of(req)
         )
-        self._summarize(replays)
         return rsp
 
     def _summarize(self, replays: Replays) -> None:

@@ -42,7 +42,7 @@ from .kube import resource_path
 from .packages import FUNCTIONS
 from .processes import Processes, wait_for
 from .stack import RealControlPlane, link_binaries, start_control_plane
-from .steady import calls_in_window, replay_counts
+from .steady import calls_in_window, replays_beside_trace
 from .workload import RWX_PROVISIONER, create, provider_config_object
 
 Json = dict[str, Any]
@@ -254,22 +254,17 @@ CACHE_FUNCTION = "compose-model-cache"
 
 
 def watch_steady_state(plane: RealControlPlane, seconds: float) -> None:
-    """Watch the Ready cache for `seconds`; say what compose-model-cache answered meanwhile."""
+    """Watch the Ready cache for `seconds`; say what compose-model-cache answered meanwhile,
+    minute by minute (between its "Replays" lines) and over the whole window."""
     log = plane.processes.named(CACHE_FUNCTION).log
-    before = replay_counts(log) or {}
+    trace = trace_file(plane.work, CACHE_FUNCTION)
     start = time.time()
     _say(f"watching the Ready cache for {seconds:.0f} s")
     time.sleep(seconds)
     end = time.time()
-    after = replay_counts(log) or {}
-    window = calls_in_window(trace_file(plane.work, CACHE_FUNCTION), start, end)
-    _say(f"steady state, calls in {end - start:.0f} s: {window.line()}")
-    replayed = after.get("replayed", 0) - before.get("replayed", 0)
-    decided = after.get("decided", 0) - before.get("decided", 0)
-    _say(
-        f"{CACHE_FUNCTION} logged between {before.get('ts', 'start')} and {after.get('ts')}: "
-        f"{replayed} calls replayed, {decided} decided (all XRs it serves)"
-    )
+    for said in replays_beside_trace(log, trace, start, end):
+        _say(f"{CACHE_FUNCTION} in {said}")
+    _say(f"in all {end - start:.0f} s: {calls_in_window(trace, start, end).line()}")
 
 
 def measure(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,10 @@ class WindowCalls:
 
 
 def calls_in_window(trace: Path, start: float, end: float) -> WindowCalls:
-    """Read the trace of one process (one JSON line per call, in the order answered)."""
+    """The calls answered after `start`, up to and including `end`, from the trace of one
+    process (one JSON line per call, written once it is answered). A "Replays" line is logged
+    during the call it counts last, before the trace's line: the calls between two of them
+    are those counted in between."""
     seen: set[str] = set()
     window = WindowCalls()
     for line in trace.read_text().splitlines() if trace.exists() else []:
@@ -41,7 +45,7 @@ def calls_in_window(trace: Path, start: float, end: float) -> WindowCalls:
         key = call.get("key")
         if key is None:
             continue
-        if start <= call["at"] < end:
+        if start < call["at"] <= end:
             kind = call["kind"]
             window.calls[kind] += 1
             window.repeated[kind] += key in seen
@@ -50,9 +54,9 @@ def calls_in_window(trace: Path, start: float, end: float) -> WindowCalls:
     return window
 
 
-def replay_counts(log: Path) -> dict[str, Any] | None:
-    """The last "Replays" line a function logged (JSON, the SDK's production format)."""
-    last = None
+def replay_counts(log: Path) -> list[dict[str, Any]]:
+    """Every "Replays" line a function logged (JSON, the SDK's production format), in order."""
+    counts = []
     for line in log.read_text(errors="replace").splitlines() if log.exists() else []:
         if '"Replays"' not in line:
             continue
@@ -61,5 +65,22 @@ def replay_counts(log: Path) -> dict[str, Any] | None:
         except ValueError:
             continue
         if entry.get("msg") == "Replays":
-            last = entry
-    return last
+            counts.append(entry)
+    return counts
+
+
+def replays_beside_trace(log: Path, trace: Path, start: float, end: float) -> list[str]:
+    """For each pair of consecutive "Replays" lines logged in [start, end]: what the function
+    counted in between (replayed, decided) beside what the trace shows of the same calls (how
+    many, how many carrying content sent before)."""
+    lines = [c for c in replay_counts(log) if start <= c["ts"] <= end]
+    said = []
+    for before, after in pairwise(lines):
+        calls = calls_in_window(trace, before["ts"], after["ts"])
+        said.append(
+            f"{after['ts'] - before['ts']:.0f} s: {after['replayed'] - before['replayed']} "
+            f"replayed, {after['decided'] - before['decided']} decided; traced "
+            f"{sum(calls.calls.values())} calls, {sum(calls.repeated.values())} with content "
+            f"sent before ({calls.line()})"
+        )
+    return said
