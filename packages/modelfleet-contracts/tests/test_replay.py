@@ -149,3 +149,25 @@ def test_the_replays_count_what_they_answered_and_what_was_decided():
     serve(SafeRunner(CountingCore(recheck=True), "compose-test", replays=rechecking), request())
     serve(SafeRunner(CountingCore(recheck=True), "compose-test", replays=rechecking), request())
     assert (rechecking.hits, rechecking.misses, len(rechecking)) == (0, 2, 0)
+
+
+def test_a_server_started_with_debug_says_how_it_answered_each_call_and_every_minute_the_counts(
+    monkeypatch,
+):
+    from modelfleet_contracts.edge import runner as runner_module
+    from structlog.testing import capture_logs
+
+    monkeypatch.setattr(runner_module, "REPLAY_SUMMARY_EVERY_SECONDS", 0.0)
+    runner = SafeRunner(CountingCore(), "compose-test", replays=Replays())
+    runner.log_calls = True
+    with capture_logs() as logged:
+        serve(runner, request("a"), request("a"))
+    calls = [(e["answer"], e["name"]) for e in logged if e["event"] == "RunFunction"]
+    assert calls == [("decided, kept", "a"), ("replayed", "a")]
+    counts = [(e["replayed"], e["decided"]) for e in logged if e["event"] == "Replays"]
+    assert counts == [(0, 0), (0, 1)]  # each logged before its call is counted
+
+    quiet = SafeRunner(CountingCore(), "compose-test", replays=Replays())
+    with capture_logs() as logged:
+        serve(quiet, request("a"))
+    assert not [e for e in logged if e["event"] == "RunFunction"]

@@ -5,8 +5,9 @@ would delete everything composed). The runner therefore keeps every observed com
 resource, reports `Synced`-independent condition `FunctionError` and a Warning, and
 returns.
 
-With replays, every call served over gRPC is logged at debug (the XR, whether it was answered
-from a kept response or decided, and the request's key), and at most once a minute a call
+With replays, every call served over gRPC by a server started with `--debug` is logged (the
+XR, whether it was answered from a kept response or decided, and the request's key), and at
+most once a minute a call
 logs at info how many calls were answered from kept responses and how many decided since the
 server started, before it counts itself: what a fleet at steady state costs in decisions,
 read off the log.
@@ -77,6 +78,8 @@ class SafeRunner(grpcv1.FunctionRunnerServiceServicer):
         self._name = name
         self._replays = replays
         self._summarized_at = time.monotonic()
+        # Log a line per call (serve.run sets it from --debug).
+        self.log_calls = False
 
     async def RunFunction(
         self, req: fnv1.RunFunctionRequest, context: grpc.aio.ServicerContext | None = None
@@ -98,9 +101,10 @@ class SafeRunner(grpcv1.FunctionRunnerServiceServicer):
                 answer = "decided, kept"
             else:
                 answer = "decided, not kept: not replayable"
-        sdklogging.get_logger().debug(
-            "RunFunction", answer=answer, key=key.hex()[:16], **_xr_of(req)
-        )
+        if self.log_calls:
+            sdklogging.get_logger().debug(
+                "RunFunction", answer=answer, key=key.hex()[:16], **_xr_of(req)
+            )
         return rsp
 
     def _summarize(self, replays: Replays) -> None:
