@@ -1,6 +1,7 @@
 """The hostile-input tests' world: the hostile values, the four functions each with a valid
 XR and the world it needs, and the table of every user field that reaches a container or a
-path (test_hostile_inputs.py runs them)."""
+path (test_hostile_inputs.py runs them); and a ModelService routing two deployments on one
+cluster, with the table of its fields that reach a route or a request to Crossplane."""
 
 import copy
 from collections.abc import Callable
@@ -16,7 +17,17 @@ from compose_model_deployment.fn import run_function as deployment_fn
 from compose_model_replica.fn import CACHE as REPLICA_CACHE
 from compose_model_replica.fn import CLUSTER as REPLICA_CLUSTER
 from compose_model_replica.fn import run_function as replica_fn
+from compose_model_service.fn import (
+    SERVICES,
+    cache_requirement,
+    deployment_requirement,
+    referenced_deployments,
+)
+from compose_model_service.fn import run_function as service_fn
+from modelfleet_contracts.edge.requirements import cluster_requirement
 from modelfleet_contracts.edge.runner import SafeRunner
+from modelfleet_contracts.naming import workload_name
+from modelfleet_contracts.serving import service_address
 from modelfleet_devtools.world import H100, inference_cluster
 
 HOSTILE = {
@@ -265,4 +276,68 @@ TARGETS: list[tuple[str, str, dict[str, Any], Setter]] = [
     ("kubeconfigSecretRef.key", IC, CLUSTER_XR, at("spec.connection.kubeconfigSecretRef.key")),
     ("storage.managed.nfs.server", IC, CLUSTER_XR, at("spec.storage.managed.nfs.server")),
     ("storage.managed.nfs.share", IC, CLUSTER_XR, at("spec.storage.managed.nfs.share")),
+]
+
+
+# -- a ModelService: every user string that reaches a route or a request to Crossplane -----
+
+SERVICE_RUNNER = SafeRunner(service_fn, "compose-model-service")
+SERVICE_CLUSTER = "gke-us"
+SERVED_NAME = "qwen3-0.6b"
+SERVICE_XR = _xr(
+    "ModelService",
+    {
+        "modelName": SERVED_NAME,
+        "backends": [
+            {"modelDeploymentRef": {"name": "qwen3-stable"}, "weight": 90},
+            {"modelDeploymentRef": {"name": "qwen3-canary"}, "weight": 10},
+        ],
+    },
+)
+
+
+def _serving_deployment(name: str) -> dict[str, Any]:
+    """A ModelDeployment serving SERVED_NAME, Ready on SERVICE_CLUSTER at its Service."""
+    service = workload_name("ml-team", f"{name}-{SERVICE_CLUSTER}")
+    row = {
+        "name": SERVICE_CLUSTER,
+        "replicas": 1,
+        "nodes": 1,
+        "phase": "Ready",
+        "address": service_address(service, "modelfleet", 8000),
+    }
+    xr = _xr("ModelDeployment", {"replicas": 1, "modelCacheRef": {"name": "kimi-k2"}})
+    xr["metadata"]["name"] = name
+    xr["status"] = {"servedModelName": SERVED_NAME, "clusters": [row]}
+    return xr
+
+
+def _cluster_with_gateway() -> dict[str, Any]:
+    ic = inference_cluster(SERVICE_CLUSTER)
+    gateway = {"name": "inference", "namespace": "gateway-system"}
+    ic["status"]["gateway"] = {**gateway, "ready": True, "address": "10.0.0.7"}
+    ic["status"]["conditions"].append(
+        {"type": "GatewayReady", "status": "True", "reason": "Programmed", "message": "ok"}
+    )
+    return ic
+
+
+def service_required(xr: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """What Crossplane resolves for the ModelService `xr` asks for: the two deployments of
+    SERVICE_XR (a name it names that is neither does not exist), their cache, the cluster."""
+    serving = {name: _serving_deployment(name) for name in ("qwen3-stable", "qwen3-canary")}
+    required: dict[str, list[dict[str, Any]]] = {SERVICES: [xr]}
+    for name in referenced_deployments(xr):
+        required[deployment_requirement(name)] = [serving[name]] if name in serving else []
+    required[cache_requirement("kimi-k2")] = [_ready_cache()]
+    required[cluster_requirement(SERVICE_CLUSTER)] = [_cluster_with_gateway()]
+    return required
+
+
+# (field as a user writes it, where the value goes in SERVICE_XR)
+SERVICE_TARGETS: list[tuple[str, Setter]] = [
+    ("modelName", at("spec.modelName")),
+    ("backends[].modelDeploymentRef.name", at("spec.backends.0.modelDeploymentRef.name")),
+    ("backends[].modelDeploymentRef.namespace", at("spec.backends.1.modelDeploymentRef.namespace")),
+    ("ModelService metadata.name", at("metadata.name")),
 ]

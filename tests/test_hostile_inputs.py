@@ -9,6 +9,10 @@ XRD's schema and CEL rules (`validate_xr`), or by the API server's object-name r
 - every name composed for a workload cluster is a DNS-1123 label of at most 63 characters;
 - every path a container sees stays under /mnt/models.
 
+A ModelService's fields reach no container: they name a route's path and the deployments it
+asks Crossplane for. Each hostile value there is rejected the same ways, or the function says
+so on its `Routed` condition and keeps the route it composed before on the cluster.
+
 The figures (tried / rejected / inert) are printed by `-s` and recorded in docs/reliability.md.
 The values, the functions' worlds and the table of fields are in hostile_world.py.
 """
@@ -22,18 +26,30 @@ from typing import Any
 
 import pytest
 from compose_model_replica.core import WORKLOAD
+from compose_model_service.core import route_key
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from hostile_world import (
     HOSTILE,
     RUNNERS,
+    SERVICE_CLUSTER,
+    SERVICE_RUNNER,
+    SERVICE_TARGETS,
+    SERVICE_XR,
     TARGETS,
     replica_xr,
     required_for,
+    service_required,
 )
 from modelfleet_contracts.mounts import MODEL_MOUNT_PATH
 from modelfleet_devtools.fuzz import crashed
-from modelfleet_devtools.requests import desired_resources, desired_status, run_function_request
+from modelfleet_devtools.requests import (
+    conditions,
+    desired_resources,
+    desired_status,
+    run_function_request,
+)
 from modelfleet_devtools.validation import validate_xr
+from modelfleet_devtools.world import observed_object
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -209,6 +225,64 @@ def test_a_tampered_cache_path_never_points_a_replica_outside_the_mount(label):
         assert desired_status(rsp)["phase"] == "WaitingForCache"
         assert repr(hostile)[:40] in desired_status(rsp)["message"]
         TALLY["refused by the function with a message"] += 1
+
+
+SERVICE_CASES = [
+    pytest.param(field, put, hostile, id=f"ModelService {field} <- {label}")
+    for field, put in SERVICE_TARGETS
+    for label, hostile in HOSTILE.items()
+]
+ACCEPTED = {
+    "parents": [
+        {
+            "parentRef": {"group": "gateway.networking.k8s.io", "kind": "Gateway",
+                          "name": "inference", "namespace": "gateway-system"},
+            "controllerName": "example.io/gateway",
+            "conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted"}],
+        }
+    ]
+}  # fmt: skip
+_ROUTED: list[tuple[dict[str, Any], dict[str, Any]]] = []
+
+
+def routed_before() -> tuple[dict[str, Any], dict[str, Any]]:
+    """SERVICE_XR's status and its observed route, once routed on SERVICE_CLUSTER."""
+    if not _ROUTED:
+        assert not validate_xr(SERVICE_XR), "the base ModelService must be valid"
+        req = run_function_request(SERVICE_XR, required=service_required(SERVICE_XR))
+        rsp = SERVICE_RUNNER.run(req)
+        assert not crashed(rsp) and route_key(SERVICE_CLUSTER) in desired_resources(rsp)
+        observed = {
+            key: observed_object(obj, remote_status=ACCEPTED, ready=True)
+            for key, obj in desired_resources(rsp).items()
+        }
+        _ROUTED.append((desired_status(rsp), observed))
+    return _ROUTED[0]
+
+
+@pytest.mark.parametrize(("field", "put", "hostile"), SERVICE_CASES)
+def test_a_hostile_model_name_or_backend_is_said_and_drops_no_route(field, put, hostile):
+    status, observed = routed_before()
+    xr = copy.deepcopy(SERVICE_XR)
+    put(xr, hostile)
+    xr["status"] = copy.deepcopy(status)
+    TALLY["tried"] += 1
+    req = run_function_request(xr, required=service_required(xr), observed=observed)
+    rsp = SERVICE_RUNNER.run(req)
+    assert not crashed(rsp), f"compose-model-service crashed on {field}={hostile!r}"
+    if validate_xr(xr):
+        TALLY["rejected by the XRD"] += 1
+        return
+    if _admitted_names(xr):
+        TALLY["rejected by the API server's name rules"] += 1
+        return
+    routed = conditions(rsp)["Routed"]
+    assert routed.reason and routed.message, f"{field}={hostile!r}: Routed says nothing"
+    assert route_key(SERVICE_CLUSTER) in desired_resources(rsp), (
+        f"{field}={hostile!r} dropped the route: Routed {routed.reason}: {routed.message}"
+    )
+    assert inert_problems(rsp, hostile) == []
+    TALLY["admitted, said on Routed, no route dropped"] += 1
 
 
 def test_zz_report_the_tally(capsys):

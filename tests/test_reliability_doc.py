@@ -2,7 +2,7 @@
 
 import re
 
-from hostile_world import HOSTILE, TARGETS
+from hostile_world import HOSTILE, SERVICE_TARGETS, TARGETS
 from modelfleet_devtools.paths import REPO_ROOT
 
 PAGE = (REPO_ROOT / "docs" / "reliability.md").read_text()
@@ -31,6 +31,9 @@ def test_the_hostile_input_figures_are_the_tables_of_the_test():
     assert f"each of the {fields} user fields ({strings * fields} cases)" in PAGE
     # the tampered cache path is tried once per hostile string
     assert f"plus {strings}\ntampered cache paths: {strings * fields + strings} cases" in PAGE
+    services = len(SERVICE_TARGETS)
+    assert f"each of the {services} ModelService fields ({strings * services} cases)" in PAGE
+    assert f"{services} ModelService fields ({strings * services} cases), on a" in PAGE
 
 
 def test_no_figure_of_the_whole_suite_is_copied():

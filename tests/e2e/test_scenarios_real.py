@@ -277,13 +277,19 @@ def test_a_cluster_whose_hydration_fails_for_good_hands_its_replicas_to_another(
     plane.apply([second])
     fleet.objects.append(second)
 
+    fewer_served: list[Json] = []  # make before break: statuses seen mid-move with fewer ready
+    seen: list[Json] = [{}]
+
     def moved() -> bool:
-        status = fleet.get(fleet.deployment).get("status") or {}
+        deployment = fleet.get(fleet.deployment)
+        status = deployment.get("status") or {}
         ready = (status.get("replicas") or {}).get("ready", 0)
-        health = condition(fleet.get(fleet.deployment), "PlacementHealthy")
-        if health.get("reason") == "Moving":
-            assert ready >= desired, f"fewer replicas served during the move: {status}"
+        health = condition(deployment, "PlacementHealthy")
+        if health.get("reason") == "Moving" and ready < desired:
+            fewer_served.append(status)
         placed = {r["name"]: r.get("replicas", 0) for r in status.get("clusters") or []}
+        rows = [fleet.row(CLUSTER), fleet.row(SECOND)]
+        seen[0] = {"placed": placed, "health": health, "ready": ready, "rows": rows}
         return (
             health.get("reason") == "Moved"
             and placed.get(CLUSTER) == 0
@@ -291,7 +297,11 @@ def test_a_cluster_whose_hydration_fails_for_good_hands_its_replicas_to_another(
             and fleet.ready(fleet.deployment)
         )
 
-    wait_for(moved, what=f"the replicas moved to {SECOND}", timeout=300, every=2)
+    try:
+        wait_for(moved, what=f"the replicas moved to {SECOND}", timeout=420, every=2)
+    except TimeoutError as error:
+        raise AssertionError(f"{error}; last seen: {seen[0]}") from None
+    assert not fewer_served, f"fewer replicas served during the move: {fewer_served[0]}"
     assert fleet.row().get("phase") == "Failed", fleet.row()
     health = condition(fleet.get(fleet.deployment), "PlacementHealthy")
     assert health.get("message", "").startswith(

@@ -13,11 +13,20 @@ class ModelDeploymentRef(BaseModel):
     The ModelDeployment, in this ModelService's namespace.
     """
 
-    name: Annotated[str, Field(max_length=253, min_length=1)]
+    name: Annotated[
+        str,
+        Field(
+            max_length=253,
+            min_length=1,
+            pattern='^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+        ),
+    ]
     """
     Its name.
     """
-    namespace: Annotated[str | None, Field(max_length=63)] = None
+    namespace: Annotated[
+        str | None, Field(max_length=63, pattern='^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')
+    ] = None
     """
     Its namespace; when set it must be this ModelService's own (a ModelService never routes to another team's deployment).
     """

@@ -5,9 +5,10 @@ from modelfleet_devtools.paths import EXAMPLES_DIR
 # Examples whose real run the harness cannot make what simulate shows yet, and why; each is
 # named in docs/development.md as not yet checked on the real control plane.
 NOT_YET_PLAYED = {
-    "canary": "its clusters' Gateways need a gateway controller, and its simulation.yaml edits "
-    "the ModelService mid-run; the harness plays neither for an example yet "
-    "(tests/e2e/test_routes_real.py checks routes on the real control plane)",
+    "canary": "applied at once, clusters and deployments together, a deployment is placed on "
+    "the clusters connected by then and stays there, so the real run can pack each revision "
+    "onto one cluster where simulate spreads them; tests/e2e/test_canary_real.py plays it "
+    "with the clusters registered first, its Gateways' controller played and its edits made",
 }
 ALL_EXAMPLES = sorted(
     p.name for p in EXAMPLES_DIR.iterdir() if p.is_dir() and any(p.glob("*.yaml"))
