@@ -23,6 +23,7 @@ from modelfleet_devtools.docs_sections import (
     section_names,
 )
 from modelfleet_devtools.e2e import scale, scale_changes
+from modelfleet_devtools.e2e.steady import calls_in_window, replays_beside_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted(ROOT.glob("functions/*/benchmarks/bench_*.py"))
@@ -202,6 +203,41 @@ def test_the_scale_benchmark_reports_how_soon_a_completed_job_is_seen():
     assert scale.ScaleRow(20, 20, "v2.3.4", 10, 100, 20, 1, 5).job_to_row == "not measured"
 
 
+def test_the_scale_benchmark_reads_a_steady_window_beside_the_functions_replay_counts(tmp_path):
+    """--steady-minutes: between two "Replays" lines (each logged before its call is counted,
+    and before the call's trace line is written), the traced calls are the ones counted, and
+    a call whose content (key) was traced before, at any time, counts as sent before."""
+    trace, log = tmp_path / "compose-model-cache.jsonl", tmp_path / "compose-model-cache.log"
+    calls = [  # (at, kind, key)
+        (10.5, "ModelCacheShard", "a"),  # converging
+        (20.5, "ModelCacheShard", "b"),  # the summary at 20 counted the call before
+        (30.5, "ModelCacheShard", "b"),
+        (31.0, "ModelCache", "c"),
+        (40.5, "ModelCacheShard", "b"),
+    ]
+    trace.write_text(
+        "".join(
+            f'{{"kind": "{kind}", "namespace": "n", "name": "x", "at": {at}, '
+            f'"settled": true, "key": "{key}"}}\n'
+            for at, kind, key in calls
+        )
+        + '{"kind": "ModelCache", "na'  # a line being written
+    )
+    log.write_text(
+        '{"address": "127.0.0.1:1", "msg": "Serving", "ts": 1}\n'
+        + "".join(
+            f'{{"replayed": {r}, "decided": {d}, "msg": "Replays", "ts": {ts}}}\n'
+            for ts, r, d in ((20, 0, 1), (40, 1, 3))
+        )
+    )
+    window = calls_in_window(trace, 20, 40)
+    assert (window.calls["ModelCacheShard"], window.repeated["ModelCacheShard"]) == (2, 1)
+    assert (window.calls["ModelCache"], window.repeated["ModelCache"]) == (1, 0)
+    assert len(window.keys["ModelCacheShard"]) == 1
+    (said,) = replays_beside_trace(log, trace, 0, 100)
+    assert said.startswith("20 s: 1 replayed, 2 decided; traced 3 calls, 1 with content sent")
+
+
 def test_the_side_by_side_cycle_is_the_fleet_at_steady_state():
     """fleet_vs_upstream.py's cycle, ours, over one more cluster than a shard holds: the
     ModelCache and both of its shards, each request one that changes nothing and is Ready
@@ -251,7 +287,7 @@ def test_changes_are_probed_on_clusters_spread_over_the_fleet():
 def test_the_scale_benchmark_prints_a_row_per_size_and_the_changes_where_measured(
     monkeypatch, capsys
 ):
-    def measure(n, work, version, limit, *, changes=None, connection_limit=0):
+    def measure(n, work, version, limit, *, changes=None, connection_limit=0, **_):
         row = scale.ScaleRow(n, n, version, 10, 100, 20, 1, 5)
         if changes is not None:
             changes(row)  # the row is out before the changes are measured

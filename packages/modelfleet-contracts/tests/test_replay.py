@@ -136,3 +136,38 @@ def test_the_key_is_the_content_whatever_order_its_maps_were_written_in():
     forward.observed.composite.resource.MergeFromString(wire[0])
     backward.observed.composite.resource.MergeFromString(wire[1])
     assert request_key(forward) == request_key(backward)
+
+
+def test_the_replays_count_what_they_answered_and_what_was_decided():
+    """What a server logs: calls answered from a kept response against calls decided (a
+    recheck's answer is decided every time)."""
+    replays = Replays()
+    runner = SafeRunner(CountingCore(), "compose-test", replays=replays)
+    serve(runner, request("a"), request("a"), request("b"), request("a"))
+    assert (replays.hits, replays.misses, len(replays)) == (2, 2, 2)
+    rechecking = Replays()
+    serve(SafeRunner(CountingCore(recheck=True), "compose-test", replays=rechecking), request())
+    serve(SafeRunner(CountingCore(recheck=True), "compose-test", replays=rechecking), request())
+    assert (rechecking.hits, rechecking.misses, len(rechecking)) == (0, 2, 0)
+
+
+def test_a_server_started_with_debug_says_how_it_answered_each_call_and_every_minute_the_counts(
+    monkeypatch,
+):
+    from modelfleet_contracts.edge import runner as runner_module
+    from structlog.testing import capture_logs
+
+    monkeypatch.setattr(runner_module, "REPLAY_SUMMARY_EVERY_SECONDS", 0.0)
+    runner = SafeRunner(CountingCore(), "compose-test", replays=Replays())
+    runner.log_calls = True
+    with capture_logs() as logged:
+        serve(runner, request("a"), request("a"))
+    calls = [(e["answer"], e["name"]) for e in logged if e["event"] == "RunFunction"]
+    assert calls == [("decided, kept", "a"), ("replayed", "a")]
+    counts = [(e["replayed"], e["decided"]) for e in logged if e["event"] == "Replays"]
+    assert counts == [(0, 0), (0, 1)]  # each logged before its call is counted
+
+    quiet = SafeRunner(CountingCore(), "compose-test", replays=Replays())
+    with capture_logs() as logged:
+        serve(quiet, request("a"))
+    assert not [e for e in logged if e["event"] == "RunFunction"]

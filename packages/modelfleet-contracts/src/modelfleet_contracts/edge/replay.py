@@ -16,6 +16,9 @@ request once (xfn.Tag) and sends it again under the same tag with the required r
 it resolved added, and tests and tools send constant tags. A response reporting
 `FunctionError` is never kept, so an internal error is tried again. Memory is bounded: the
 oldest answers go first once the kept responses' encoded size passes the budget.
+
+`Replays` counts the requests it answered (`hits`) and those it did not (`misses`), so a
+server's log can say how many calls a fleet at steady state cost a decision.
 """
 
 import hashlib
@@ -76,27 +79,37 @@ class Replays:
         self._budget = budget_bytes
         self._kept: OrderedDict[bytes, tuple[fnv1.RunFunctionResponse, int]] = OrderedDict()
         self._size = 0
+        self.hits = 0
+        self.misses = 0
+
+    @property
+    def kept_bytes(self) -> int:
+        """The encoded size of the responses kept."""
+        return self._size
 
     def __len__(self) -> int:
         return len(self._kept)
 
     def get(self, key: bytes) -> fnv1.RunFunctionResponse | None:
-        """A copy of the response kept for `key`, or None."""
+        """A copy of the response kept for `key`, or None; counted as a hit or a miss."""
         found = self._kept.get(key)
         if found is None:
+            self.misses += 1
             return None
+        self.hits += 1
         self._kept.move_to_end(key)
         copied = fnv1.RunFunctionResponse()
         copied.CopyFrom(found[0])
         return copied
 
-    def put(self, key: bytes, rsp: fnv1.RunFunctionResponse) -> None:
-        """Keep a copy of `rsp` for `key` if it is `replayable` and fits the budget."""
+    def put(self, key: bytes, rsp: fnv1.RunFunctionResponse) -> bool:
+        """Keep a copy of `rsp` for `key` if it is `replayable` and fits the budget; whether
+        it was kept."""
         if not replayable(rsp):
-            return
+            return False
         size = rsp.ByteSize()
         if size > self._budget:
-            return
+            return False
         if key in self._kept:
             self._size -= self._kept.pop(key)[1]
         kept = fnv1.RunFunctionResponse()
@@ -106,3 +119,4 @@ class Replays:
         while self._size > self._budget:
             _, (_, dropped) = self._kept.popitem(last=False)
             self._size -= dropped
+        return True

@@ -24,6 +24,7 @@ from crossplane.function.proto.v1beta1 import run_function_pb2_grpc as grpcv1bet
 from grpc_reflection.v1alpha import reflection
 
 from modelfleet_contracts.addresses import port_problem
+from modelfleet_contracts.edge.runner import SafeRunner
 
 # A 1000-cluster request (every Object echoing its manifest) is over gRPC's default 4 MiB.
 DEFAULT_MAX_MESSAGE_MIB = 64
@@ -102,6 +103,8 @@ def run(
     """What `crossplane.function.cli.run` does, with our serve loop."""
     sdklogging.configure(level=sdklogging.Level.DEBUG if debug else sdklogging.Level.INFO)
     log = sdklogging.get_logger()
+    if isinstance(runner, SafeRunner):
+        runner.log_calls = debug
     send = max_recv_message_size if max_send_message_size is None else max_send_message_size
     options = [
         ("grpc.max_receive_message_length", max_recv_message_size * 1024 * 1024),

@@ -190,7 +190,8 @@ def trace_file(work: Path, process: str) -> Path:
 
 
 def calls_answered(work: Path, process: str) -> Counter[tuple[str, str, str]]:
-    """How many calls the function process answered, per XR (kind, namespace, name)."""
+    """How many reconciles the function process answered (their settled calls), per XR
+    (kind, namespace, name)."""
     path = trace_file(work, process)
     lines = path.read_text().splitlines() if path.exists() else []
     calls: Counter[tuple[str, str, str]] = Counter()
@@ -198,6 +199,8 @@ def calls_answered(work: Path, process: str) -> Counter[tuple[str, str, str]]:
         try:
             xr = json.loads(line)
         except ValueError:  # a line being written
+            continue
+        if not xr.get("settled", True):
             continue
         calls[(xr["kind"], xr["namespace"], xr["name"])] += 1
     return calls

@@ -10,6 +10,13 @@ wall time, the CPU the control plane spent (kube-apiserver + etcd + Crossplane +
 the CPU the functions spent. Then it deletes the cache and measures until nothing of it is left
 on either side. It prints one markdown table row per N; at `--changes-at` sizes, how soon
 changes on a cluster are seen on the fleet at rest (scale_changes.py).
+
+With `--steady-minutes M` it first watches the Ready cache for M minutes and says, on standard
+error, how many calls compose-model-cache answered for the cache and its shards meanwhile,
+how many of them carried content it had been sent before, and how many it answered from a
+kept response (its "Replays" log line): whether a fleet at steady state is answered without
+deciding. `--keep-requests` also keeps every request it was sent (functions.trace_file's
+folder `requests`), to compare them.
 """
 
 from __future__ import annotations
@@ -35,12 +42,14 @@ from ..docs_sections import BENCHMARKS_DOC, write_sections
 from ..realcp import SHARED_REALCP_DIR, realcp_binary
 from .crossplane import CROSSPLANE_NAMESPACE
 from .fleet import condition
+from .functions import trace_file
 from .kube import resource_path
 from .packages import FUNCTIONS
 from .processes import Processes, wait_for
 from .provider_config import recommended_args
 from .scale_changes import LIMIT_SECONDS, ChangeSeen, changes_seen, probed_clusters
 from .stack import RealControlPlane, link_binaries, start_control_plane
+from .steady import calls_in_window, replays_beside_trace
 from .workload import RWX_PROVISIONER, create, provider_config_object
 
 Json = dict[str, Any]
@@ -309,6 +318,23 @@ def say_where_cpu_went(what: str, before: dict[str, float], after: dict[str, flo
     _say(f"CPU {what}: {spent}")
 
 
+CACHE_FUNCTION = "compose-model-cache"
+
+
+def watch_steady_state(plane: RealControlPlane, seconds: float) -> None:
+    """Watch the Ready cache for `seconds`; say what compose-model-cache answered meanwhile,
+    minute by minute (between its "Replays" lines) and over the whole window."""
+    log = plane.processes.named(CACHE_FUNCTION).log
+    trace = trace_file(plane.work, CACHE_FUNCTION)
+    start = time.time()
+    _say(f"watching the Ready cache for {seconds:.0f} s")
+    time.sleep(seconds)
+    end = time.time()
+    for said in replays_beside_trace(log, trace, start, end):
+        _say(f"{CACHE_FUNCTION} in {said}")
+    _say(f"in all {end - start:.0f} s: {calls_in_window(trace, start, end).line()}")
+
+
 def measure(
     n: int,
     work: Path,
@@ -317,11 +343,19 @@ def measure(
     *,
     changes: Callable[[ScaleRow], None] | None = None,
     connection_limit: float = LIMIT_SECONDS,
+    steady_seconds: float = 0,
+    keep_requests: bool = False,
 ) -> ScaleRow:
     """One fleet size's row. With `changes`, the row is handed to it as soon as it is
-    measured, then how soon changes are seen on the fleet at rest is measured into it."""
+    measured, then how soon changes are seen on the fleet at rest is measured into it. With
+    `steady_seconds`, the Ready cache is first watched that long (watch_steady_state);
+    `keep_requests` keeps every request compose-model-cache is sent."""
     bins = link_binaries(work / "bin")
     plane = start_control_plane(bins, SHARED_REALCP_DIR, work, crossplane_poll="1m")
+    if keep_requests:
+        kept = trace_file(plane.work, CACHE_FUNCTION).parent / "requests"
+        kept.mkdir(exist_ok=True)
+        kept.chmod(0o777)  # written by the functions' non-root user
     try:
         started = time.monotonic()
         register_clusters(plane, n)
@@ -352,6 +386,8 @@ def measure(
         cp_cpu = cpu_seconds(plane.processes, CONTROL_PLANE) - cp_before
         fn_cpu = cpu_seconds(plane.processes, FUNCTIONS) - fn_before
         job_to_row = job_to_row_seconds(plane, seen_ready)
+        if steady_seconds and not not_ready:
+            watch_steady_state(plane, steady_seconds)
         # A cache not Ready within the limit is deleted all the same: the fleet is then at
         # rest again, and how soon changes are seen there is still measured.
         started = time.monotonic()
@@ -418,6 +454,17 @@ def main(argv: list[str] | None = None) -> int:
         default=LIMIT_SECONDS,
         help="how long to wait for a lost connection to show on its InferenceCluster",
     )
+    parser.add_argument(
+        "--steady-minutes",
+        type=float,
+        default=0,
+        help="watch the Ready cache this long and say what compose-model-cache answered",
+    )
+    parser.add_argument(
+        "--keep-requests",
+        action="store_true",
+        help="keep every request compose-model-cache was sent (WORK/nN/calls/requests)",
+    )
     given = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(given)
     # Stopped with SIGTERM, still stop every process it started (atexit runs on SystemExit).
@@ -446,6 +493,7 @@ def main(argv: list[str] | None = None) -> int:
             n, args.work / f"n{n}", version, args.limit_minutes * 60,
             changes=(lambda r: report(r, final=False)) if n in changes_at else None,
             connection_limit=args.connection_limit_seconds,
+            steady_seconds=args.steady_minutes * 60, keep_requests=args.keep_requests,
         )  # fmt: skip
         report(row)
     return 0
