@@ -187,6 +187,17 @@ def baseline(function: str, base: dict[str, Any]) -> set[str]:
     return _BASELINES[id(base)]
 
 
+def refused_by_the_api_server(xr) -> bool:
+    """Whether the API server would refuse `xr` (its XRD's schema, or its names), tallied."""
+    if validate_xr(xr):
+        TALLY["rejected by the XRD"] += 1
+        return True
+    if _admitted_names(xr):
+        TALLY["rejected by the API server's name rules"] += 1
+        return True
+    return False
+
+
 @pytest.mark.parametrize(("field", "function", "base", "put", "hostile"), CASES)
 def test_hostile_value_is_rejected_or_inert(field, function, base, put, hostile):
     known = baseline(function, base)
@@ -195,11 +206,7 @@ def test_hostile_value_is_rejected_or_inert(field, function, base, put, hostile)
     TALLY["tried"] += 1
     rsp = RUNNERS[function].run(run_function_request(xr, required=required_for(function)))
     assert not crashed(rsp), f"{function} crashed on {field}={hostile!r}"
-    if validate_xr(xr):
-        TALLY["rejected by the XRD"] += 1
-        return
-    if _admitted_names(xr):
-        TALLY["rejected by the API server's name rules"] += 1
+    if refused_by_the_api_server(xr):
         return
     assert desired_resources(rsp), f"{function} composed nothing for an admissible {field}"
     assert inert_problems(rsp, hostile, known) == []
@@ -270,11 +277,7 @@ def test_a_hostile_model_name_or_backend_is_said_and_drops_no_route(field, put, 
     req = run_function_request(xr, required=service_required(xr), observed=observed)
     rsp = SERVICE_RUNNER.run(req)
     assert not crashed(rsp), f"compose-model-service crashed on {field}={hostile!r}"
-    if validate_xr(xr):
-        TALLY["rejected by the XRD"] += 1
-        return
-    if _admitted_names(xr):
-        TALLY["rejected by the API server's name rules"] += 1
+    if refused_by_the_api_server(xr):
         return
     routed = conditions(rsp)["Routed"]
     assert routed.reason and routed.message, f"{field}={hostile!r}: Routed says nothing"

@@ -8,10 +8,7 @@ reports for the same fleet with the same Gateway seeded. Deleting the fleet leav
 
 from __future__ import annotations
 
-import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +23,7 @@ from modelfleet_devtools.e2e.fleet import (
 )
 from modelfleet_devtools.e2e.kube import resource_path
 from modelfleet_devtools.e2e.processes import wait_for
+from modelfleet_devtools.e2e.routed import simulated_status
 from modelfleet_devtools.e2e.stack import RealControlPlane
 from modelfleet_devtools.e2e.workload import ensure_namespace
 from modelfleet_devtools.paths import EXAMPLES_DIR
@@ -79,15 +77,7 @@ def simulated_replica(folder: Path) -> Json:
     seeded = GATEWAY | {"status": GATEWAY_STATUS}
     settings = {"clusters": {CLUSTER: {"objects": [seeded]}}}
     (fleet / "simulation.yaml").write_text(yaml.safe_dump(settings))
-    modelfleet = Path(sys.executable).parent / "modelfleet"
-    run = subprocess.run(
-        [modelfleet, "simulate", str(fleet), "--output", "json", "--quiet"],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert run.stdout, f"modelfleet simulate printed nothing: {run.stderr[-2000:]}"
-    report = json.loads(run.stdout)
-    [replica] = [x for x in report["xrs"].values() if x["kind"] == "ModelReplica"]
-    return dict(replica["status"])
+    return simulated_status(fleet, "ModelReplica")
 
 
 def true(kind: str, reason: str) -> Json:

@@ -82,6 +82,30 @@ def test_a_serving_replica_moves_once_its_cluster_cannot_serve_it_past_the_grace
     assert f.health() == (status, reason, message)  # the move stays told
 
 
+def test_a_move_whose_finishing_status_was_lost_is_still_told_as_done():
+    """Crossplane deleted the old replica, but the status of that reconcile was not stored
+    (a write lost to a conflict): the next call finds nothing left to move and the XR still
+    saying Moving. It tells the move as done, with the same words."""
+    f = fleet("a", "b", cache={"a": "Ready", "b": "Failed"}, serving={"a": 1})
+    f.reconcile()
+    f.cache["a"], f.cache["b"] = "Failed", "Ready"
+    f.reconcile()
+    f.wait(61)
+    f.reconcile()
+    status, reason, moving = f.health()
+    assert (status, reason) == ("False", "Moving")
+    stored = [dict(c) for c in f.xr["status"]["conditions"]]
+    f.serving["b"] = 1
+    f.reconcile()
+    assert f.placement() == {"b": 1}
+    f.xr["status"]["conditions"] = stored  # the status that told the move done, lost
+    f.reconcile()
+    status, reason, message = f.health()
+    assert (status, reason) == ("True", "Moved")
+    assert message == "moved " + moving.removeprefix("moving ").split("; the replicas on ")[0]
+    assert message.startswith("moved 1 replica(s) from a to b: a ModelCache kimi-k2 Failed")
+
+
 def test_a_recovered_cluster_does_not_pull_the_replica_back():
     f = fleet("a", "b", cache={"a": "Ready", "b": "Ready"}, serving={"a": 1})
     f.reconcile()

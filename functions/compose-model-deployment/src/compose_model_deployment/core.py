@@ -40,6 +40,7 @@ from compose_model_deployment.healing import (
     HEALTH,
     MOVED,
     cannot_serve,
+    finished_move,
     move_text,
     moved_condition,
     moving_condition,
@@ -303,6 +304,8 @@ def compose_deployment(
         health = unservable_condition(remaining, grace) or serving_condition(None)
     elif gone:
         health = moved_condition(text)
+    elif finished := finished_move(previous_health):
+        health = moved_condition(finished)
     else:
         health = serving_condition(previous_health)
     if gone and health.reason != MOVED:

@@ -96,13 +96,30 @@ def move_text(
     )
 
 
+MOVING_PREFIX = "moving "
+MOVING_TAIL = "; the replicas on "
+
+
 def moving_condition(text: str, sources: list[str], targets: list[str]) -> Status:
     return Status.false(
         HEALTH,
         MOVING,
-        f"moving {text}; the replicas on {listed(sources)} serve until those on "
+        f"{MOVING_PREFIX}{text}{MOVING_TAIL}{listed(sources)} serve until those on "
         f"{listed(targets)} are Available, then they are deleted",
     )
+
+
+def finished_move(previous: dict[str, Any] | None) -> str | None:
+    """The text of a move the XR still tells as under way (`previous`, its stored
+    `PlacementHealthy`) once nothing is left to move: the call that deleted the old replicas
+    was not the one whose status Crossplane stored (a write lost to a conflict), so the move
+    is told as done from what `moving_condition` wrote. None when no move was under way."""
+    if not previous or previous.get("reason") != MOVING:
+        return None
+    message = str(previous.get("message", ""))
+    if not message.startswith(MOVING_PREFIX) or MOVING_TAIL not in message:
+        return None
+    return message.removeprefix(MOVING_PREFIX).split(MOVING_TAIL, 1)[0]
 
 
 def moved_condition(text: str) -> Status:

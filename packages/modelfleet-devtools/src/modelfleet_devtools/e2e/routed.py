@@ -146,6 +146,12 @@ def simulated_service_status(
     (folder / SETTINGS_FILE).write_text(
         yaml.safe_dump({**settings, "edits": edits}, sort_keys=False)
     )
+    return simulated_status(folder, "ModelService")
+
+
+def simulated_status(folder: Path, kind: str) -> Json:
+    """`modelfleet simulate --output json` on the fleet in `folder`: the final status of its
+    one XR of `kind`."""
     modelfleet = Path(sys.executable).parent / "modelfleet"
     run = subprocess.run(
         [modelfleet, "simulate", str(folder), "--output", "json", "--quiet"],
@@ -153,5 +159,5 @@ def simulated_service_status(
     )  # fmt: skip
     assert run.stdout, f"modelfleet simulate printed nothing: {run.stderr[-2000:]}"
     report = json.loads(run.stdout)
-    [service] = [x for x in report["xrs"].values() if x["kind"] == "ModelService"]
-    return dict(service.get("status") or {})
+    [xr] = [x for x in report["xrs"].values() if x["kind"] == kind]
+    return dict(xr.get("status") or {})
