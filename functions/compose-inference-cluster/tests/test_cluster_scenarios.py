@@ -367,19 +367,34 @@ def test_every_composed_object_is_labelled_and_objects_reach_the_cluster_by_its_
     }
 
 
+CIRCUIT_OPEN = {
+    "type": "Responsive",
+    "status": "False",
+    "reason": "WatchCircuitOpen",
+    "message": "Too many watch events from Object/gke-a-1 (crossplane-system).",
+}
+CIRCUIT_CLOSED = {"type": "Responsive", "status": "True", "reason": "WatchCircuitClosed"}
+
+
 @pytest.mark.parametrize(
-    "not_ready, ttl",
+    "not_ready, responsive, ttl",
     [
         # Ready and waiting on nothing: Crossplane runs it again when a composed Object
         # changes, so it asks to be polled only rarely.
-        (None, timedelta(minutes=10)),
+        (None, None, timedelta(minutes=10)),
+        (None, CIRCUIT_CLOSED, timedelta(minutes=10)),
+        # Crossplane's circuit breaker for it is open: the events that would run it again (a
+        # spec edit among them) are dropped, so it keeps the default minute.
+        (None, CIRCUIT_OPEN, timedelta(minutes=1)),
         # Still coming up: the default TTL.
-        (NAMESPACE, timedelta(minutes=1)),
-        (sorted(HYDRATOR_ACCESS)[0], timedelta(minutes=1)),
+        (NAMESPACE, None, timedelta(minutes=1)),
+        (sorted(HYDRATOR_ACCESS)[0], None, timedelta(minutes=1)),
     ],
 )
-def test_a_settled_cluster_asks_to_be_run_again_only_rarely(not_ready, ttl):
+def test_a_settled_cluster_asks_to_be_run_again_only_rarely(not_ready, responsive, ttl):
     xr = cluster({"storageClassName": "filestore-rwx"})
+    if responsive:
+        xr["status"] = {"conditions": [responsive]}
     composed = desired_resources(run(xr))
     observed = {}
     for key, obj in composed.items():

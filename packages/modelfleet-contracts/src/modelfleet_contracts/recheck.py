@@ -20,7 +20,8 @@ RECHECK_SHARE = 10
 # An XR that is Ready and waits on nothing (Outcome.settled): Crossplane runs it again as soon
 # as one of its composed resources changes (realtime compositions), so its TTL only bounds how
 # long a change of what it reads but Crossplane does not watch goes unseen (a named
-# ClusterProviderConfig deleted). The provider's own default poll.
+# ClusterProviderConfig deleted). The provider's own default poll. Only while Crossplane
+# delivers its events: with its circuit breaker open it keeps the default (edge/outcome.py).
 RECHECK_SETTLED = timedelta(minutes=10)
 
 

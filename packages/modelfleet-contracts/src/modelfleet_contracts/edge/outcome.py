@@ -6,7 +6,7 @@ from typing import Any
 from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from modelfleet_contracts.conditions import is_transition
+from modelfleet_contracts.conditions import is_transition, previous_condition
 from modelfleet_contracts.edge import structs
 from modelfleet_contracts.edge.carry import carry_forward_into
 from modelfleet_contracts.edge.readiness import mark_composed_readiness
@@ -16,6 +16,17 @@ from modelfleet_contracts.edge.runner import keep_observed_resources, keep_obser
 from modelfleet_contracts.outcome import RESOLVING, Outcome
 from modelfleet_contracts.recheck import RECHECK_FIRST, RECHECK_SETTLED, recheck_after
 from modelfleet_contracts.stamps import Stamp
+
+# The condition Crossplane (>= v2.3) sets on every XR from its watch circuit breaker.
+RESPONSIVE = "Responsive"
+
+
+def events_delivered(observed_xr: dict[str, Any]) -> bool:
+    """Whether Crossplane runs the XR when its composed resources or its spec change: not
+    while its circuit breaker is open (`Responsive` False, `WatchCircuitOpen`), which drops
+    those events (its own spec edits included) but for one each 30 s, for five minutes."""
+    responsive = previous_condition(observed_xr, RESPONSIVE) or {}
+    return responsive.get("status") != "False"
 
 
 def apply_outcome(
@@ -61,5 +72,6 @@ def apply_outcome(
         read_the_clock()
         rsp.meta.ttl.FromTimedelta(ttl)
     elif outcome.settled and outcome.ready and not outcome.keep_everything:
-        rsp.meta.ttl.FromTimedelta(RECHECK_SETTLED)
+        if events_delivered(observed_xr):
+            rsp.meta.ttl.FromTimedelta(RECHECK_SETTLED)
     mark_composed_readiness(req, rsp)
