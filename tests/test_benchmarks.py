@@ -22,7 +22,7 @@ from modelfleet_devtools.docs_sections import (
     section_body,
     section_names,
 )
-from modelfleet_devtools.e2e import scale
+from modelfleet_devtools.e2e import scale, scale_changes
 from modelfleet_devtools.e2e.steady import calls_in_window, replays_beside_trace
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -176,6 +176,33 @@ def test_the_scale_benchmark_tells_what_staging_added_to_the_idle_fleet():
     assert quiet.per_staging_above_idle_s == 0.0
 
 
+@pytest.mark.parametrize(
+    "given, says",
+    [
+        (["--clusters", "20,100"], "`uv run modelfleet-scale-bench --clusters 20,100`"),
+        (
+            ["--clusters", "20", "--write-docs"],
+            "`uv run modelfleet-scale-bench --clusters 20 --write-docs`",
+        ),
+    ],
+)
+def test_the_scale_benchmark_header_is_the_command_that_ran(given, says):
+    line = scale.header(given, "v2.3.4")
+    assert says in line
+    assert ("--write-docs" in line) == ("--write-docs" in given)
+    assert "--enable-watches" in line  # the provider's configuration, as installed
+
+
+def test_the_scale_benchmark_reports_how_soon_a_completed_job_is_seen():
+    """Median and worst of each cluster's Job completion to its row seen Ready."""
+    row = scale.ScaleRow(
+        20, 20, "v2.3.4", 10, 100, 20, 1, 5, job_to_row_s=[1.0, 2.0, 3.0, 10.0, 4.0]
+    )
+    cells = [c.strip() for c in row.markdown().strip("|").split("|")]
+    assert cells[10] == "3 s / 10 s (5 Jobs)"
+    assert scale.ScaleRow(20, 20, "v2.3.4", 10, 100, 20, 1, 5).job_to_row == "not measured"
+
+
 def test_the_scale_benchmark_reads_a_steady_window_beside_the_functions_replay_counts(tmp_path):
     """--steady-minutes: between two "Replays" lines (each logged before its call is counted,
     and before the call's trace line is written), the traced calls are the ones counted, and
@@ -226,3 +253,66 @@ def test_the_side_by_side_cycle_is_the_fleet_at_steady_state():
         assert replayable(first)
         with mock.patch.object(served, "run", side_effect=AssertionError("decided again")):
             assert asyncio.run(served.RunFunction(req)) == first
+
+
+LIMIT = scale_changes.LIMIT_SECONDS
+
+
+@pytest.mark.parametrize(
+    "seconds, median, worst",
+    [
+        ([4.0, 9.0, 6.0], "6 s", "9 s"),
+        ([4.0, 9.0, None], "9 s", f"over {LIMIT} s"),
+        (
+            [None, None, 3.0],
+            f"over {scale_changes.LIMIT_SECONDS} s",
+            f"over {scale_changes.LIMIT_SECONDS} s",
+        ),
+    ],
+)
+def test_a_change_not_seen_counts_as_later_than_the_limit(seconds, median, worst):
+    row = scale_changes.ChangeSeen(300, "connection lost", seconds)
+    cells = [c.strip() for c in row.markdown().strip("|").split("|")]
+    assert len(cells) == scale_changes.ChangeSeen.HEADER.splitlines()[0].count("|") - 1
+    assert cells[2:] == [str(len(seconds)), median, worst]
+
+
+def test_changes_are_probed_on_clusters_spread_over_the_fleet():
+    assert scale_changes.probed_clusters(300) == [
+        "bench-0000", "bench-0060", "bench-0120", "bench-0180", "bench-0240"
+    ]  # fmt: skip
+    assert scale_changes.probed_clusters(3) == ["bench-0000", "bench-0001", "bench-0002"]
+
+
+def test_the_scale_benchmark_prints_a_row_per_size_and_the_changes_where_measured(
+    monkeypatch, capsys
+):
+    def measure(n, work, version, limit, *, changes=None, connection_limit=0, **_):
+        row = scale.ScaleRow(n, n, version, 10, 100, 20, 1, 5)
+        if changes is not None:
+            changes(row)  # the row is out before the changes are measured
+            row.changes = [scale_changes.ChangeSeen(n, "connection lost", [5.0])]
+        return row
+
+    monkeypatch.setattr(scale, "measure", measure)
+    monkeypatch.setattr(scale, "crossplane_version", lambda: "v2.3.4")
+    assert scale.main(["--clusters", "20,300", "--changes-at", "300"]) == 0
+    out = capsys.readouterr().out
+    assert "`uv run modelfleet-scale-bench --clusters 20,300 --changes-at 300`" in out
+    final = out[out.rindex(scale.ScaleRow.HEADER) :]
+    assert [line.split("|")[1].strip() for line in final.splitlines()[2:4]] == ["20", "300"]
+    assert "| 300 | connection lost | 1 | 5 s | 5 s |" in final
+
+
+def test_the_scale_benchmark_connects_probed_clusters_alone_and_the_rest_through_few_configs():
+    names = [f"bench-{i:04d}" for i in range(300)]
+    probed = set(scale_changes.probed_clusters(300))
+    connects = [scale.provider_config_of(i, n, probed) for i, n in enumerate(names)]
+    assert all(connects[names.index(p)] == p for p in probed)  # broken one at a time
+    shared = set(connects) - probed
+    assert len(shared) == scale.PROVIDER_CONFIG_GROUPS
+
+
+def test_a_change_waited_for_a_shorter_limit_says_that_limit():
+    row = scale_changes.ChangeSeen(300, "connection lost", [None], limit=120)
+    assert row.markdown().endswith("| 1 | over 120 s | over 120 s |")

@@ -12,6 +12,7 @@ import pytest
 import yaml
 from compose_model_cache.shard import credentials
 from modelfleet_devtools.e2e import crossplane as e2e_crossplane
+from modelfleet_devtools.e2e import provider_config
 from test_docs import DOCS, manifests
 
 PAGES = ["getting-started.md", "modelcache.md"]
@@ -64,10 +65,16 @@ def test_the_install_file_is_what_the_pages_show() -> None:
 
 def test_the_end_to_end_provider_runs_with_the_documented_flags() -> None:
     """The harness starts provider-kubernetes itself (no package runtime): its command line
-    carries the flags the DeploymentRuntimeConfig gives a real one."""
+    is the DeploymentRuntimeConfig's args, read from the install file, and sets no flag of
+    its own that the file sets (no faster poll)."""
+    args = provider_config.recommended_args()
+    assert INSTALL_FILE.resolve() == provider_config.INSTALL_FILE
+    assert set(FLAGS) <= set(args)
+    assert {"--enable-watches", "--poll=10m"} <= set(args)
     source = inspect.getsource(e2e_crossplane.start_provider_kubernetes)
-    started = set(re.findall(r'"(--[a-z-]+)"', source))
-    assert set(FLAGS) <= started
+    assert "provider_config.recommended_args()" in source
+    literal = set(re.findall(r'"(--[a-z-]+)', source))
+    assert not literal & {a.split("=")[0] for a in args}, literal
 
 
 @pytest.mark.parametrize(

@@ -19,11 +19,10 @@ from modelfleet_devtools.e2e.upgrade import upgrade
 from modelfleet_devtools.realcp import SHARED_REALCP_DIR, RealcpUnavailable
 from modelfleet_devtools.release.rootfs import RootfsUnavailable
 
-# How often provider-kubernetes re-observes Objects (its default, 10m, only stretches the same
-# sequence out), and Crossplane's poll for an XR whose function returned no TTL (ours always
-# return one: docs/concepts.md, "How soon a change is seen"; docs/development.md).
+# Crossplane's poll for an XR whose function returned no TTL (ours always return one:
+# docs/concepts.md, "How soon a change is seen"; docs/development.md). provider-kubernetes runs
+# with the configuration the docs install (docs/install/provider-kubernetes.yaml), no faster.
 CROSSPLANE_POLL = os.environ.get("MODELFLEET_E2E_CROSSPLANE_POLL", "10s")
-PROVIDER_POLL = os.environ.get("MODELFLEET_E2E_PROVIDER_POLL", "2s")
 
 _failed: list[str] = []
 _work: list[Path] = []
@@ -75,8 +74,7 @@ def control_plane_stack(
             _unavailable.append(str(error))
     try:
         plane = start_control_plane(
-            bins, SHARED_REALCP_DIR, work, crossplane_poll=CROSSPLANE_POLL,
-            provider_poll=PROVIDER_POLL, release=release,
+            bins, SHARED_REALCP_DIR, work, crossplane_poll=CROSSPLANE_POLL, release=release,
         )  # fmt: skip
     except (ContainersUnavailable, RootfsUnavailable) as error:
         pytest.skip(f"container tools not installed: {error}")

@@ -4,7 +4,12 @@ re-hydrates into a fresh copy while serving goes on, a failed hydration shows Fa
 reason and recovers when retried, a hydration container killed mid-download resumes on its
 next attempt, a cluster that disconnects for a while loses nothing, a cluster whose
 hydration fails for good hands its replicas to another (make before break), and deleting the
-fleet leaves nothing behind (a Retain claim aside, which it keeps)."""
+fleet leaves nothing behind (a Retain claim aside, which it keeps). A change on a cluster whose
+API server restarted (breaking provider-kubernetes' watches) is still seen in seconds, and a
+provider-kubernetes restart mid-staging loses nothing: provider-kubernetes runs as the docs
+install it (watches on claims, Jobs and serving workloads, a 10-minute poll for the rest), so
+a change these scenarios wait for within a minute is one only a (re-established) watch
+delivers that soon."""
 
 from __future__ import annotations
 
@@ -379,6 +384,82 @@ def test_a_cluster_whose_hydration_fails_for_good_hands_its_replicas_to_another(
     status = fleet.get(fleet.deployment)["status"]
     placed = {r["name"]: r.get("replicas", 0) for r in status["clusters"]}
     assert (placed[CLUSTER], placed[SECOND]) == (0, desired), status
+
+
+# Longest a change a watch delivers may take to reach an XR's status here: far below the
+# provider's 10-minute poll, so only a watch that works meets it.
+SEEN_WITHIN = 60
+
+
+def test_a_change_after_the_workload_api_server_restarted_is_seen_in_seconds(
+    fleet: QuickstartFleet,
+) -> None:
+    """The cluster's API server restarts, breaking provider-kubernetes' watches on it; as it
+    comes back, the serving Deployment stops being Available, then is Available again. The
+    ModelDeployment follows both within SEEN_WITHIN seconds: the watches were re-established
+    (a change made while they re-listed included) and no change was lost."""
+    plane = fleet.plane
+    stand_in = plane.clusters.clusters[CLUSTER].stand_in
+    serving = fleet.uids("apps/v1", "deployments")
+    assert fleet.ready(fleet.deployment)
+    plane.clusters.disconnect(CLUSTER)
+    time.sleep(5)  # long enough for the provider's watches on it to fail
+    stand_in.room = False  # what the restarted server reports: the group is not Available
+    try:
+        plane.clusters.reconnect(CLUSTER)
+        wait_for(
+            lambda: not fleet.ready(fleet.deployment) or plane.check_alive(),
+            what="the ModelDeployment to see its serving group no longer Available",
+            timeout=SEEN_WITHIN,
+            every=1,
+        )
+    finally:
+        stand_in.room = True
+    wait_for(
+        lambda: fleet.ready(fleet.deployment) or plane.check_alive(),
+        what="the ModelDeployment to see its serving group Available again",
+        timeout=SEEN_WITHIN,
+        every=1,
+    )
+    assert serving <= fleet.uids("apps/v1", "deployments"), "serving was restarted"
+
+
+def test_a_provider_restart_mid_staging_loses_nothing(fleet: QuickstartFleet) -> None:
+    """provider-kubernetes is restarted as soon as a source change's hydration Job exists on
+    the cluster. The restarted provider takes every Object over (watches included): the new
+    source is staged and the cache Ready with it; no lasting Object, claim or serving
+    Deployment is lost or recreated."""
+    plane = fleet.plane
+    lasting = fleet.lasting_objects()
+    claims = fleet.uids("v1", "persistentvolumeclaims")
+    serving = fleet.uids("apps/v1", "deployments")
+    jobs = fleet.uids("batch/v1", "jobs")
+    before = fleet.row()
+    revision = "refs/pr/6"  # one no earlier scenario staged: the cache has work to do
+    assert fleet.get(fleet.cache)["spec"]["huggingFace"]["revision"] != revision
+    fleet.change_revision(revision)
+    wait_for(
+        lambda: fleet.uids("batch/v1", "jobs") - jobs or plane.check_alive(),
+        what="the new source's hydration Job on the cluster",
+        timeout=120,
+        every=1,
+    )
+    plane.processes.restart(plane.processes.named("provider-kubernetes"))
+
+    def staged_anew() -> bool:
+        plane.check_alive()
+        assert lasting <= fleet.lasting_objects(), "a lasting Object was dropped"
+        row = fleet.row()
+        return (
+            row.get("fingerprint") != before["fingerprint"]
+            and row.get("phase") == "Ready"
+            and fleet.everything_ready()
+        )
+
+    wait_for(staged_anew, what="the new source staged after the restart", timeout=300, every=3)
+    assert claims <= fleet.uids("v1", "persistentvolumeclaims"), "a claim was recreated"
+    assert serving <= fleet.uids("apps/v1", "deployments"), "serving was restarted"
+    assert fleet.staged() == (1, [])
 
 
 def test_deleting_the_cache_keeps_its_retained_claim_and_the_fleet_leaves_nothing(

@@ -259,7 +259,7 @@ def key(xr: Json) -> tuple[str, str, str]:
 def answered_twice_each(fleet: Fleet) -> None:
     """Each XR of the fleet answered twice more by the current release's functions: poked
     (an annotation, as `kubectl annotate` does) so that Crossplane reconciles it now rather
-    than when its function's TTL (a minute for a settled XR) runs out."""
+    than when its function's TTL (a minute; ten for a settled InferenceCluster) runs out."""
     plane = fleet.plane
     before = answered(plane)
     for round_ in (1, 2):

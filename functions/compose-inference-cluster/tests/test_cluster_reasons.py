@@ -178,6 +178,48 @@ ABSENT: dict[str, list] = {NAMED_PROVIDER_CONFIG: []}
             "namespace modelfleet is Active via gke-us",
             id="connected",
         ),
+        # provider-kubernetes leaves an Object Ready as it last saw it when it can no longer
+        # reach the cluster: only Synced turns False, with the error.
+        pytest.param(
+            None,
+            None,
+            True,
+            namespace(active=True, error=REFUSED),
+            "Unavailable",
+            "Warning",
+            f"namespace modelfleet via gke-us (last seen Active): {REFUSED}",
+            id="was Active, the cluster no longer answers: wrong",
+        ),
+        pytest.param(
+            None,
+            None,
+            True,
+            namespace(active=True, error=UNAUTHORIZED),
+            "Unavailable",
+            "Warning",
+            f"(last seen Active): {UNAUTHORIZED}",
+            id="was Active, its credentials are refused now: wrong",
+        ),
+        pytest.param(
+            None,
+            None,
+            True,
+            namespace(active=True, error=KUBECONFIG_GONE),
+            "Unavailable",
+            "Warning",
+            f"(last seen Active): {KUBECONFIG_GONE}",
+            id="was Active, the kubeconfig Secret is gone now: wrong",
+        ),
+        pytest.param(
+            None,
+            None,
+            True,
+            namespace(active=True, error=PC_GONE),
+            "Available",
+            "Normal",
+            "namespace modelfleet is Active via gke-us",
+            id="Active, with an error from before the provider config it composed existed",
+        ),
     ],
 )
 def test_connected_says_progress_or_what_is_wrong(

@@ -99,14 +99,15 @@ NEW, UNREPORTED = "not observed", "created, not reported yet"
 
 SCENARIOS = [
     # id: cluster, Job state, previous phase -> Job Object, phase, message, look again soon
-    ("nothing started", US, NEW, None, "full", "Hydrating", STARTING, False),
+    # (soon: whenever a download is under way, rows.staging_under_way; not once it ended)
+    ("nothing started", US, NEW, None, "full", "Hydrating", STARTING, True),
     ("no hydrator account yet: waits", NO_ACCOUNT, NEW, None,
      "none", "Pending", WAITING_FOR_ACCOUNT, True),
-    ("running", US, "running", "Hydrating", "full", "Hydrating", "downloading", False),
+    ("running", US, "running", "Hydrating", "full", "Hydrating", "downloading", True),
     ("running, the account not reported for a moment", NO_ACCOUNT, "running", "Hydrating",
-     "full", "Hydrating", "downloading", False),
+     "full", "Hydrating", "downloading", True),
     ("not reported yet, no account: kept", NO_ACCOUNT, UNREPORTED, "Hydrating",
-     "kept as observed", "Hydrating", "downloading", False),
+     "kept as observed", "Hydrating", "downloading", True),
     ("complete: watched", US, "complete", "Hydrating", "watched", "Ready", None, False),
     ("complete, no account reported: watched", NO_ACCOUNT, "complete", "Hydrating",
      "watched", "Ready", None, False),
@@ -115,7 +116,7 @@ SCENARIOS = [
     ("Ready, its Object gone (an earlier release dropped it)", US, NEW, "Ready",
      "none", "Ready", None, False),
     ("Failed, its Object deleted to retry: a new Job", US, NEW, "Failed",
-     "full", "Hydrating", STARTING, False),
+     "full", "Hydrating", STARTING, True),
 ]  # fmt: skip
 
 
@@ -143,6 +144,15 @@ def test_the_jobs_object_through_its_life(cluster, state, before, expected, phas
     assert row["phase"] == phase
     assert row.get("message") == message
     assert (rsp.meta.ttl.ToTimedelta() < DEFAULT_TTL) == soon
+
+
+def test_the_claim_and_the_job_are_watched_so_their_changes_are_seen_at_once():
+    """A claim binding and a Job completing reach the cache's row as they happen
+    (provider-kubernetes watches them), not at its next poll (rare, by design)."""
+    observed = {CLAIM: bound(COMPOSED[CLAIM]), JOB: complete(COMPOSED[JOB])}
+    finished = desired_resources(reconcile(model_cache(), [US], observed))[JOB]
+    for obj in (COMPOSED[CLAIM], COMPOSED[JOB], finished):
+        assert obj["spec"]["watch"] is True, manifest_of(obj)["kind"]
 
 
 def test_a_running_job_runs_under_the_hydrator_account_with_a_ttl():

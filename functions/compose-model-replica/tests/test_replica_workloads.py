@@ -284,6 +284,10 @@ def test_workload_objects_land_in_the_clusters_namespace_and_are_ready_when_avai
     readiness = workload_obj["spec"]["readiness"]
     assert readiness["policy"] == "DeriveFromCelQuery"
     assert "c.type == 'Available' && c.status == 'True'" in readiness["celQuery"]
+    # Its turning Available is seen as it happens (provider-kubernetes' watch); the Service,
+    # which has no status that matters, is only polled.
+    assert workload_obj["spec"]["watch"] is True
+    assert "watch" not in composed[SERVICE]["spec"]
 
 
 HEALTH_9000 = {

@@ -95,6 +95,8 @@ def test_an_object_wraps_the_manifest_for_the_clusters_provider_config():
     assert spec["managementPolicies"] == ["Observe"]
     assert spec["references"][0]["patchesFrom"]["fieldPath"] == "data.HF_TOKEN"
     assert spec["references"][0]["toFieldPath"] == "data.HF_TOKEN"
+    assert "watch" not in spec  # polled unless asked
+    assert kubernetes_object(manifest, "gke-us", watch=True)["spec"]["watch"] is True
 
 
 @pytest.mark.parametrize(

@@ -134,6 +134,7 @@ def compose_cluster(
     out.ready = connected and hydrator_ready and storage_cond.status and lws_ready and gateway_ready
     # A named ClusterProviderConfig is read, not watched: look again soon until it exists.
     out.recheck_soon = not pc_exists and not connection.kubeconfigSecretRef
+    out.settled = out.ready and not out.recheck_soon
     return out
 
 
@@ -152,7 +153,8 @@ def _connected(
     namespace: str,
     ns_obj: ObservedObject | None,
 ) -> Status:
-    if pc_exists and ns_obj is not None and ns_obj.ready:
+    failing = _provider_error(ns_obj, pc_name) if pc_exists else ""
+    if pc_exists and ns_obj is not None and ns_obj.ready and not failing:
         return Status.true(
             "Connected", "Available", f"namespace {namespace} is Active via {pc_name}"
         )
@@ -174,9 +176,11 @@ def _connected(
             "spec.connection.providerConfigName",
         )
     where = f"namespace {namespace} via {pc_name}"
-    failing = _provider_error(ns_obj, pc_name)
     if failing:
-        return Status.false("Connected", "Unavailable", f"{where}: {failing}")
+        # provider-kubernetes leaves the Object Ready as last observed when it cannot reach
+        # the cluster (only Synced turns False): its error is what says the connection is lost.
+        seen = " (last seen Active)" if ns_obj is not None and ns_obj.ready else ""
+        return Status.false("Connected", "Unavailable", f"{where}{seen}: {failing}")
     stale = ns_obj.failure_message if ns_obj is not None else ""
     waiting = f"{where}: waiting for it to become Active"
     if stale:

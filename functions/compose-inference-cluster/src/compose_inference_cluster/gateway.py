@@ -30,7 +30,8 @@ CONDITION = "GatewayReady"
 def gateway_object(
     cluster: str, provider_config_name: str, ref: GatewayRef, namespace: str
 ) -> dict[str, Any]:
-    """An Observe-only Object reading the Gateway from the cluster."""
+    """An Observe-only Object reading the Gateway from the cluster (watched: its turning
+    Programmed, or losing its address, is what routes wait on)."""
     manifest = {
         "apiVersion": GATEWAY_API_VERSION,
         "kind": GATEWAY_KIND,
@@ -42,6 +43,7 @@ def gateway_object(
         labels=owner_labels(INFERENCE_CLUSTER, cluster),
         management_policies=OBSERVE_ONLY,
         namespace=CONTROL_PLANE_NAMESPACE,
+        watch=True,
     )
 
 

@@ -44,6 +44,17 @@ class ClusterPhase:
     problem: str = ""  # one of REASONS, when that is what blocks
 
 
+def staging_under_way(phases: list[ClusterPhase]) -> bool:
+    """Whether a cluster still waits for its claim or its download (Pending or Hydrating
+    without a problem only its user can fix): what moves it is a change of a watched Object,
+    and when many of an XR's Objects change at once Crossplane's circuit breaker drops such
+    events (past a burst of 50 updates and one every 2 s, it opens for 5 minutes and lets one
+    through every 30 s), so the XR asks to be looked at again soon
+    (`recheck.recheck_after`: 5 s while rows move, slower as the wait ages) rather than
+    wait for a dropped event or its default TTL."""
+    return any(p.phase in (PENDING, HYDRATING) and not p.problem for p in phases)
+
+
 def row_phase(row: dict[str, Any]) -> ClusterPhase:
     """The phase a row reports, with its reason when it is one of REASONS."""
     reason = row.get("reason")

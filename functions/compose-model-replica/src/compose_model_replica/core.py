@@ -238,7 +238,7 @@ def compose_replica(
             backends=[backend],
         )
         out.desired[ROUTE] = kubernetes_object(
-            route, view.provider_config_name or "", labels=labels
+            route, view.provider_config_name or "", labels=labels, watch=True
         )
         through, routed = route_status(view.gateway, prefix, observed.get(ROUTE))
         if through and address:  # through the Gateway only once a group serves behind it

@@ -158,6 +158,8 @@ def workload_objects(
         shape, name=name, namespace=namespace, labels=labels, deployment=deployment
     )
     return (
-        kubernetes_object(workload, provider_config, labels=labels, readiness_query=AVAILABLE),
+        kubernetes_object(
+            workload, provider_config, labels=labels, readiness_query=AVAILABLE, watch=True
+        ),
         kubernetes_object(service, provider_config, labels=labels),
     )

@@ -242,7 +242,7 @@ def compose_service(
             backends=[d.target for d in routed if d.target is not None],
         )
         work.out.desired[key] = kubernetes_object(
-            route, view.provider_config_name or "", labels=cluster_labels
+            route, view.provider_config_name or "", labels=cluster_labels, watch=True
         )
         admission = route_admission(gateway, prefix, observed.get(key))
         message = admission.message

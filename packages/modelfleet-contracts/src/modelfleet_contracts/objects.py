@@ -39,12 +39,18 @@ def kubernetes_object(
     management_policies: list[str] | None = None,
     references: list[dict[str, Any]] | None = None,
     namespace: str | None = None,
+    watch: bool = False,
 ) -> dict[str, Any]:
     """A `kubernetes.m.crossplane.io/v1alpha1` Object that applies `manifest` on a cluster.
 
     `readiness_query` switches readiness to `DeriveFromCelQuery`; without it the provider's
     default (`SuccessfulCreate`) applies. `namespace` is only needed when the composing XR is
     cluster-scoped (a namespaced XR's composed resources land in its own namespace).
+    `watch` sets `spec.watch`: provider-kubernetes, run with `--enable-watches` (the
+    configuration docs/install/provider-kubernetes.yaml installs), watches the remote object
+    and observes the Object as soon as it changes, instead of at its next poll (rare: a
+    change that matters, a claim binding, a Job completing, a workload turning Available, a
+    Gateway turning Programmed, a route Accepted, is what is watched).
     """
     spec: dict[str, Any] = {
         "providerConfigRef": {"kind": PROVIDER_CONFIG_KIND, "name": provider_config_name},
@@ -56,6 +62,8 @@ def kubernetes_object(
         spec["managementPolicies"] = list(management_policies)
     if references:
         spec["references"] = references
+    if watch:
+        spec["watch"] = True
     metadata: dict[str, Any] = {}
     if labels:
         metadata["labels"] = dict(labels)

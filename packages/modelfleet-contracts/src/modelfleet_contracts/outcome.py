@@ -23,7 +23,12 @@ class Outcome:
     spec), so every observed composed resource and the previous status are kept as they are
     and only `conditions` say why.
     `recheck_soon`: the XR waits on something Crossplane does not watch (a required
-    resource); ask to be run again sooner than the default TTL (recheck.py).
+    resource), or on watched changes too many to all come through (a mass download, whose
+    events Crossplane's circuit breaker drops); ask to be run again sooner than the default
+    TTL (recheck.py).
+    `settled`: the XR is Ready and waits on nothing: every change it acts on is a change of
+    a composed resource, which Crossplane watches and answers at once, so it asks to be run
+    again only rarely (`recheck.RECHECK_SETTLED`).
     `happenings`: what this response does that a condition's transition does not tell
     (a replica moved off a cluster), each a Normal event.
     """
@@ -37,6 +42,7 @@ class Outcome:
     ready: bool = False
     keep_everything: bool = False
     recheck_soon: bool = False
+    settled: bool = False
     happenings: list[str] = field(default_factory=list)
 
     @classmethod

@@ -5,6 +5,8 @@ Crossplane watches an XR's composed resources, not the resources its functions o
 runs out, a minute by default. A function whose XR waits on one asks for less, growing with
 how long the wait has lasted: a young wait (a cache about to turn Ready) is noticed within
 seconds, a wait of hours (a cluster with no storage) costs a reconcile a minute, as before.
+An XR whose composed resources change faster than Crossplane's circuit breaker lets their
+events through (a shard whose downloads run) asks the same way.
 """
 
 from collections.abc import Iterable
@@ -15,6 +17,12 @@ RECHECK_FIRST = timedelta(seconds=5)
 RECHECK_LAST = timedelta(minutes=1)  # the SDK's default TTL: never slower than without this
 # The recheck grows to a tenth of the wait's age: 5 s for its first 50 s, a minute after 10 min.
 RECHECK_SHARE = 10
+# An XR that is Ready and waits on nothing (Outcome.settled): Crossplane runs it again as soon
+# as one of its composed resources changes (realtime compositions), so its TTL only bounds how
+# long a change of what it reads but Crossplane does not watch goes unseen (a named
+# ClusterProviderConfig deleted). The provider's own default poll. Only while Crossplane
+# delivers its events: with its circuit breaker open it keeps the default (edge/outcome.py).
+RECHECK_SETTLED = timedelta(minutes=10)
 
 
 def _times(conditions: Iterable[Any]) -> Iterable[datetime]:

@@ -83,13 +83,15 @@ PLOTS = (
 
 
 def table_points(doc: str, series: Series) -> list[tuple[float, float]]:
-    """(first column, `series.column`) of every row of its section's table whose cells are
-    numbers (a row that says why it has none is left out)."""
-    rows = [
-        [cell.strip() for cell in line.strip().strip("|").split("|")]
-        for line in section_body(doc, series.section, "docs/benchmarks.md").splitlines()
-        if line.startswith("|")
-    ]
+    """(first column, `series.column`) of every row of its section's first table whose cells
+    are numbers (a row that says why it has none is left out; a table after it, such as the
+    scale benchmark's changes at rest, is not this one)."""
+    rows: list[list[str]] = []
+    for line in section_body(doc, series.section, "docs/benchmarks.md").splitlines():
+        if line.startswith("|"):
+            rows.append([cell.strip() for cell in line.strip().strip("|").split("|")])
+        elif rows:
+            break
     header, data = rows[0], rows[2:]
     where = header.index(series.column)
     points = []

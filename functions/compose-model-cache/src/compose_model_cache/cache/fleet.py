@@ -46,7 +46,15 @@ from compose_model_cache.cache.shards import (
 )
 from compose_model_cache.fingerprint import source_fingerprint
 from compose_model_cache.keys import current_job_keys, resource_keys
-from compose_model_cache.rows import PENDING, READY, REASONS, cache_status, is_revision, row_phase
+from compose_model_cache.rows import (
+    PENDING,
+    READY,
+    REASONS,
+    cache_status,
+    is_revision,
+    row_phase,
+    staging_under_way,
+)
 from compose_model_cache.shard.manifests import CacheRef
 from compose_model_cache.staging import spec_problem, why_cannot_stage
 from compose_model_cache.status import CLAIMS_SIZED, CREDENTIALS_REDACTED, cache_conditions
@@ -214,7 +222,15 @@ def compose_fleet(
     # InferenceClusters are read, not watched: look again soon while one cannot stage yet or
     # none matches; and while old Objects are being handed over. ModelReplicas are read, not
     # watched either: where the cache is served, it looks again soon.
-    outcome.recheck_soon = not matched or bool(blocked) or handover.pending or where_served
+    # And while its shards stage (rows.staging_under_way): their rows change faster than
+    # Crossplane's circuit breaker lets their events through.
+    outcome.recheck_soon = (
+        not matched
+        or bool(blocked)
+        or handover.pending
+        or where_served
+        or staging_under_way(staged_phases)
+    )
     return outcome
 
 

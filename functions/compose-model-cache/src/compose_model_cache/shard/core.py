@@ -26,7 +26,14 @@ from compose_model_cache.keys import (
     hydration_keys,
     resource_keys,
 )
-from compose_model_cache.rows import HYDRATING, PENDING, READY, ClusterPhase, cache_status
+from compose_model_cache.rows import (
+    HYDRATING,
+    PENDING,
+    READY,
+    ClusterPhase,
+    cache_status,
+    staging_under_way,
+)
 from compose_model_cache.shard.claim_size import (
     KeptSize,
     claims_sized_condition,
@@ -174,8 +181,12 @@ def compose_plan(
     # one whose hydrator account is not there yet: _compose_job): Crossplane does not watch
     # InferenceClusters, so ask to look again soon.
     byo_claim = bool(spec.storage and spec.storage.existingClaimName)
+    # And while a download is under way (rows.staging_under_way).
     outcome.recheck_soon = (
-        outcome.recheck_soon or not matched or any(why_cannot_stage(v, byo_claim) for v in matched)
+        outcome.recheck_soon
+        or not matched
+        or any(why_cannot_stage(v, byo_claim) for v in matched)
+        or staging_under_way(phases)
     )
     return outcome
 

@@ -184,6 +184,7 @@ def claim_object(cache: CacheRef, cluster: ClusterView) -> dict[str, Any]:
             labels=labels,
             readiness_query=PVC_BOUND,
             management_policies=OBSERVE_ONLY,
+            watch=True,
         )
     retain = cache.storage.reclaimPolicy == ReclaimPolicy.Retain
     manifest = {
@@ -203,6 +204,7 @@ def claim_object(cache: CacheRef, cluster: ClusterView) -> dict[str, Any]:
         labels=labels,
         readiness_query=PVC_BOUND,
         management_policies=RETAIN_ON_DELETE if retain else MANAGE_ALL,
+        watch=True,
     )
 
 
@@ -337,7 +339,11 @@ def job_object(cache: CacheRef, cluster: ClusterView) -> dict[str, Any]:
         },
     }
     return kubernetes_object(
-        manifest, cluster.provider_config_name, labels=labels, readiness_query=JOB_COMPLETE
+        manifest,
+        cluster.provider_config_name,
+        labels=labels,
+        readiness_query=JOB_COMPLETE,
+        watch=True,
     )
 
 

@@ -6,7 +6,7 @@ from typing import Any
 from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from modelfleet_contracts.conditions import is_transition
+from modelfleet_contracts.conditions import is_transition, previous_condition
 from modelfleet_contracts.edge import structs
 from modelfleet_contracts.edge.carry import carry_forward_into
 from modelfleet_contracts.edge.readiness import mark_composed_readiness
@@ -14,8 +14,19 @@ from modelfleet_contracts.edge.replay import read_the_clock
 from modelfleet_contracts.edge.report import report, set_composite_ready
 from modelfleet_contracts.edge.runner import keep_observed_resources, keep_observed_status
 from modelfleet_contracts.outcome import RESOLVING, Outcome
-from modelfleet_contracts.recheck import RECHECK_FIRST, recheck_after
+from modelfleet_contracts.recheck import RECHECK_FIRST, RECHECK_SETTLED, recheck_after
 from modelfleet_contracts.stamps import Stamp
+
+# The condition Crossplane (>= v2.3) sets on every XR from its watch circuit breaker.
+RESPONSIVE = "Responsive"
+
+
+def events_delivered(observed_xr: dict[str, Any]) -> bool:
+    """Whether Crossplane runs the XR when its composed resources or its spec change: not
+    while its circuit breaker is open (`Responsive` False, `WatchCircuitOpen`), which drops
+    those events (its own spec edits included) but for one each 30 s, for five minutes."""
+    responsive = previous_condition(observed_xr, RESPONSIVE) or {}
+    return responsive.get("status") != "False"
 
 
 def apply_outcome(
@@ -60,4 +71,7 @@ def apply_outcome(
         ttl = RECHECK_FIRST if changed else recheck_after(conditions, datetime.now(UTC))
         read_the_clock()
         rsp.meta.ttl.FromTimedelta(ttl)
+    elif outcome.settled and outcome.ready and not outcome.keep_everything:
+        if events_delivered(observed_xr):
+            rsp.meta.ttl.FromTimedelta(RECHECK_SETTLED)
     mark_composed_readiness(req, rsp)

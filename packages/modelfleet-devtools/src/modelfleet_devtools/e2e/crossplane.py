@@ -9,7 +9,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import pki, webhooks
+from . import pki, provider_config, webhooks
 from .kube import KubeClient, resource_path
 from .processes import Processes, free_port, port_in_use, wait_for
 
@@ -117,9 +117,10 @@ def start_crossplane(
 
 
 def start_provider_kubernetes(
-    processes: Processes, bins: Path, work: Path, client: KubeClient, *, poll: str = "15s"
+    processes: Processes, bins: Path, work: Path, client: KubeClient
 ) -> None:
-    """provider-kubernetes as a local process; its webhook certs are throwaway."""
+    """provider-kubernetes as a local process, with the args of the DeploymentRuntimeConfig the
+    docs install (provider_config.py) and nothing faster; its webhook certs are throwaway."""
     # It binds its metrics (:8080) and webhook (:9443) ports with no flag to move them.
     busy = [port for port in FIXED_PROVIDER_PORTS if port_in_use(port)]
     if busy:
@@ -134,8 +135,8 @@ def start_provider_kubernetes(
     processes.start(
         "provider-kubernetes",
         [
-            bins / "provider-kubernetes", "--sanitize-secrets", "--enable-server-side-apply",
-            "--poll", poll, "--health-probe-bind-addr", f"127.0.0.1:{free_port()}",
+            bins / "provider-kubernetes", *provider_config.recommended_args(),
+            "--health-probe-bind-addr", f"127.0.0.1:{free_port()}",
             *(["--debug"] if os.environ.get("MODELFLEET_E2E_PROVIDER_DEBUG") == "1" else []),
         ],
         env={"KUBECONFIG": str(client.config.path), "TLS_SERVER_CERTS_DIR": str(certs)},

@@ -2,13 +2,14 @@
 
 `modelfleet-scale-bench --clusters 20,100,300,1000` starts a fresh control plane for each N
 (Crossplane core, provider-kubernetes, the four functions, as the e2e suite does), registers N
-InferenceClusters that all reach one workload API server, each through its own
-ClusterProviderConfig and workload namespace (as the issue's measurements did), waits for
+InferenceClusters that all reach one workload API server, each in its own workload namespace
+and through one of a few shared ClusterProviderConfigs (provider_config_of), waits for
 them, watches the idle fleet's CPU for a minute (what its routine polling costs anyway), then
 applies one ModelCache matching all N and measures, from `kubectl apply` to Ready:
 wall time, the CPU the control plane spent (kube-apiserver + etcd + Crossplane + provider) and
 the CPU the functions spent. Then it deletes the cache and measures until nothing of it is left
-on either side. It prints one markdown table row per N.
+on either side. It prints one markdown table row per N; at `--changes-at` sizes, how soon
+changes on a cluster are seen on the fleet at rest (scale_changes.py).
 
 With `--steady-minutes M` it first watches the Ready cache for M minutes and says, on standard
 error, how many calls compose-model-cache answered for the cache and its shards meanwhile,
@@ -23,11 +24,15 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import shlex
 import signal
+import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +46,8 @@ from .functions import trace_file
 from .kube import resource_path
 from .packages import FUNCTIONS
 from .processes import Processes, wait_for
+from .provider_config import recommended_args
+from .scale_changes import LIMIT_SECONDS, ChangeSeen, changes_seen, probed_clusters
 from .stack import RealControlPlane, link_binaries, start_control_plane
 from .steady import calls_in_window, replays_beside_trace
 from .workload import RWX_PROVISIONER, create, provider_config_object
@@ -57,6 +64,8 @@ CONTROL_PLANE = (
     "crossplane",
     "provider-kubernetes",
 )
+# How many ClusterProviderConfigs the clusters not probed share (provider_config_of).
+PROVIDER_CONFIG_GROUPS = 10
 # Objects per `kubectl apply`, and how long one may take: an API server busy with a large
 # fleet answers slowly, and a chunk of 100 once took over two minutes.
 CHUNK = 25
@@ -71,6 +80,9 @@ SHARDS = resource_path("modelfleet.io/v1alpha1", "modelcacheshards", NAMESPACE)
 # How long the registered fleet is watched doing nothing but its routine polling, before the
 # cache is applied: what the fleet costs anyway, so the cache's own cost can be told from it.
 IDLE_SECONDS = 60
+# How often the cache's rows are read while it stages: when a row is first seen Ready is known
+# to within this (and one GET).
+ROW_POLL_SECONDS = 2
 
 
 def cpu_seconds(processes: Processes, names: tuple[str, ...]) -> float:
@@ -104,6 +116,10 @@ class ScaleRow:
     deleted_s: float | None
     # Control-plane CPU per second while the registered fleet sat idle (its routine polling).
     idle_cpu_per_s: float = 0.0
+    # From each cluster's hydration Job completing to its row seen Ready, in seconds.
+    job_to_row_s: list[float] = field(default_factory=list)
+    # How soon changes on a cluster are seen once the fleet is at rest (at `--changes-at`).
+    changes: list[ChangeSeen] = field(default_factory=list)
     # Set when the cache did not turn Ready within the limit: how far it got, and why.
     not_ready: str = ""
     # The machine's 15-minute load average when the cache was measured: what else ran.
@@ -122,9 +138,18 @@ class ScaleRow:
     HEADER = (
         "| N | cluster stagings | Crossplane | clusters Ready | idle fleet CPU "
         "| cache: time to Ready | control-plane CPU | per staging | per staging above idle "
-        "| functions CPU | cache deleted | load |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|---|"
+        "| functions CPU | while staging, Job complete → its row: median / worst "
+        "| cache deleted | load |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     )
+
+    @property
+    def job_to_row(self) -> str:
+        if not self.job_to_row_s:
+            return "not measured"
+        median = statistics.median(self.job_to_row_s)
+        worst = max(self.job_to_row_s)
+        return f"{median:.0f} s / {worst:.0f} s ({len(self.job_to_row_s)} Jobs)"
 
     def markdown(self) -> str:
         ready = (
@@ -138,7 +163,8 @@ class ScaleRow:
             f"| {self.clusters_ready_s:.0f} s | {self.idle_cpu_per_s:.2f} s/s | {ready} "
             f"| {self.control_plane_cpu_s:.0f} s | {self.per_staging_s:.2f} s "
             f"| {self.per_staging_above_idle_s:.2f} s "
-            f"| {self.functions_cpu_s:.1f} s | {deleted} | {self.load:.1f} |"
+            f"| {self.functions_cpu_s:.1f} s | {self.job_to_row} | {deleted} "
+            f"| {self.load:.1f} |"
         )
 
 
@@ -154,8 +180,22 @@ def _say(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
+def provider_config_of(index: int, name: str, probed: set[str]) -> str:
+    """The ClusterProviderConfig the cluster `name` (the `index`th) connects through: its own
+    for a probed cluster (scale_changes breaks it alone), else one of PROVIDER_CONFIG_GROUPS.
+
+    Shared because of how provider-kubernetes watches: each provider config gets its own
+    informer per watched kind, listing that kind on the whole API server it reaches. On a real
+    fleet that is the cluster's own claims and Jobs; here every cluster is a namespace of one
+    API server, so N provider configs would each hold all N clusters' objects (N² in all; at
+    N = 100 the provider held 1 GB), a cost no real fleet has. Through a few shared configs the
+    benchmark's watches hold what a real fleet's would, a few times over."""
+    return name if name in probed else f"bench-group-{index % PROVIDER_CONFIG_GROUPS}"
+
+
 def register_clusters(plane: RealControlPlane, n: int) -> None:
-    """N InferenceClusters on one workload API server, each through its own provider config."""
+    """N InferenceClusters on one workload API server, each in its own workload namespace,
+    connected through a few shared provider configs (provider_config_of)."""
     fleet = plane.clusters.start("fleet")
     create(
         fleet.client,
@@ -170,14 +210,16 @@ def register_clusters(plane: RealControlPlane, n: int) -> None:
     secret = "fleet-kubeconfig"
     plane.clusters.kubeconfig_secret(fleet, CROSSPLANE_NAMESPACE, secret, "kubeconfig")
     names = [f"bench-{i:04d}" for i in range(n)]
-    configs = [provider_config_object(name, secret) for name in names]
+    probed = set(probed_clusters(n))
+    connects = {name: provider_config_of(i, name, probed) for i, name in enumerate(names)}
+    configs = [provider_config_object(pc, secret) for pc in sorted(set(connects.values()))]
     clusters = [
         {
             "apiVersion": "modelfleet.io/v1alpha1",
             "kind": "InferenceCluster",
             "metadata": {"name": name, "labels": LABEL},
             "spec": {
-                "connection": {"providerConfigName": name},
+                "connection": {"providerConfigName": connects[name]},
                 "workloadNamespace": name,  # one API server: a namespace per cluster
                 "storage": {"storageClassName": STORAGE_CLASS},
             },
@@ -221,13 +263,39 @@ def how_far(plane: RealControlPlane, n: int) -> str:
     return f"{ready}/{n} clusters Ready, {len(rows)} rows{why}".replace("|", "/")
 
 
-def cache_ready(plane: RealControlPlane, n: int) -> bool:
+def cache_ready(plane: RealControlPlane, n: int, seen_ready: dict[str, float]) -> bool:
+    """Whether the cache is Ready; notes in `seen_ready` when each cluster's row was first
+    seen Ready (wall-clock seconds)."""
     plane.check_alive()
     cache = plane.client.get(MC_PATH) or {}
+    now = time.time()
     rows = (cache.get("status") or {}).get("clusters") or []
+    for row in rows:
+        if row.get("phase") == "Ready":
+            seen_ready.setdefault(str(row.get("name")), now)
     ready = sum(r.get("phase") == "Ready" for r in rows)
     _say(f"ModelCache: {ready}/{n} clusters Ready ({len(rows)} rows)")
     return ready == n and condition(cache, "Ready").get("status") == "True"
+
+
+def _stamp(value: object) -> float | None:
+    if not isinstance(value, str):
+        return None
+    return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+
+
+def job_to_row_seconds(plane: RealControlPlane, seen_ready: dict[str, float]) -> list[float]:
+    """For each cluster, from its hydration Job's completionTime (set by the kubelet stand-in
+    on the workload API server) to its row first seen Ready in the ModelCache: how soon a Job
+    completing is seen. A cluster's workload namespace is its name (register_clusters)."""
+    fleet = plane.clusters.clusters["fleet"].client
+    delays = []
+    for job in fleet.list(resource_path("batch/v1", "jobs")):
+        cluster = job["metadata"]["namespace"]
+        done = _stamp((job.get("status") or {}).get("completionTime"))
+        if done is not None and cluster in seen_ready:
+            delays.append(max(seen_ready[cluster] - done, 0.0))
+    return delays
 
 
 def nothing_of_the_cache_left(plane: RealControlPlane) -> bool:
@@ -273,13 +341,17 @@ def measure(
     crossplane_version: str,
     limit: float,
     *,
+    changes: Callable[[ScaleRow], None] | None = None,
+    connection_limit: float = LIMIT_SECONDS,
     steady_seconds: float = 0,
     keep_requests: bool = False,
 ) -> ScaleRow:
+    """One fleet size's row. With `changes`, the row is handed to it as soon as it is
+    measured, then how soon changes are seen on the fleet at rest is measured into it. With
+    `steady_seconds`, the Ready cache is first watched that long (watch_steady_state);
+    `keep_requests` keeps every request compose-model-cache is sent."""
     bins = link_binaries(work / "bin")
-    plane = start_control_plane(
-        bins, SHARED_REALCP_DIR, work, crossplane_poll="1m", provider_poll="15s"
-    )
+    plane = start_control_plane(bins, SHARED_REALCP_DIR, work, crossplane_poll="1m")
     if keep_requests:
         kept = trace_file(plane.work, CACHE_FUNCTION).parent / "requests"
         kept.mkdir(exist_ok=True)
@@ -298,21 +370,26 @@ def measure(
         fn_before = cpu_seconds(plane.processes, FUNCTIONS)
         started = time.monotonic()
         plane.apply(model_cache())
+        seen_ready: dict[str, float] = {}
+        not_ready = ""
         try:
-            wait_for(lambda: cache_ready(plane, n), what="the cache Ready", timeout=limit, every=10)
+            wait_for(
+                lambda: cache_ready(plane, n, seen_ready),
+                what="the cache Ready",
+                timeout=limit,
+                every=ROW_POLL_SECONDS,
+            )
         except TimeoutError:
-            return ScaleRow(
-                n, n, crossplane_version, clusters_ready, time.monotonic() - started,
-                cpu_seconds(plane.processes, CONTROL_PLANE) - cp_before,
-                cpu_seconds(plane.processes, FUNCTIONS) - fn_before,
-                None, idle, not_ready=how_far(plane, n),
-            )  # fmt: skip
+            not_ready = how_far(plane, n)
         ready = time.monotonic() - started
         say_where_cpu_went("to Ready", each_before, cpu_by_process(plane.processes))
         cp_cpu = cpu_seconds(plane.processes, CONTROL_PLANE) - cp_before
         fn_cpu = cpu_seconds(plane.processes, FUNCTIONS) - fn_before
-        if steady_seconds:
+        job_to_row = job_to_row_seconds(plane, seen_ready)
+        if steady_seconds and not not_ready:
             watch_steady_state(plane, steady_seconds)
+        # A cache not Ready within the limit is deleted all the same: the fleet is then at
+        # rest again, and how soon changes are seen there is still measured.
         started = time.monotonic()
         plane.client.delete(MC_PATH)
         wait_for(
@@ -322,9 +399,14 @@ def measure(
             every=10,
         )
         deleted = time.monotonic() - started
-        return ScaleRow(
-            n, n, crossplane_version, clusters_ready, ready, cp_cpu, fn_cpu, deleted, idle
+        row = ScaleRow(
+            n, n, crossplane_version, clusters_ready, ready, cp_cpu, fn_cpu, deleted, idle,
+            job_to_row, not_ready=not_ready,
         )  # fmt: skip
+        if changes is not None:
+            changes(row)
+            row.changes = changes_seen(plane, n, NAMESPACE, connection_limit)
+        return row
     finally:
         plane.stop()
 
@@ -335,6 +417,18 @@ def crossplane_version() -> str:
         capture_output=True, text=True, timeout=30, check=True,
     )  # fmt: skip
     return out.stdout.strip()
+
+
+def header(given: list[str], version: str) -> str:
+    """The line above the table: the command exactly as given, where, and what ran."""
+    command = shlex.join(["uv", "run", "modelfleet-scale-bench", *given])
+    return (
+        f"Produced by `{command}` "
+        f"on {time.strftime('%Y-%m-%d')}, {platform.machine()}, {os.cpu_count()} cores, "
+        f"load average {os.getloadavg()[0]:.1f} at the start; Crossplane {version}; "
+        f"provider-kubernetes {' '.join(recommended_args())} "
+        "(docs/install/provider-kubernetes.yaml)."
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -350,6 +444,17 @@ def main(argv: list[str] | None = None) -> int:
         "--limit-minutes", type=float, default=60, help="give up on a cache not Ready by then"
     )
     parser.add_argument(
+        "--changes-at",
+        default="300",
+        help="fleet sizes at which to time how soon changes on a cluster are seen, at rest",
+    )
+    parser.add_argument(
+        "--connection-limit-seconds",
+        type=float,
+        default=LIMIT_SECONDS,
+        help="how long to wait for a lost connection to show on its InferenceCluster",
+    )
+    parser.add_argument(
         "--steady-minutes",
         type=float,
         default=0,
@@ -360,33 +465,37 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="keep every request compose-model-cache was sent (WORK/nN/calls/requests)",
     )
-    args = parser.parse_args(argv)
+    given = sys.argv[1:] if argv is None else argv
+    args = parser.parse_args(given)
     # Stopped with SIGTERM, still stop every process it started (atexit runs on SystemExit).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     sizes = [int(s) for s in args.clusters.split(",") if s.strip()]
+    changes_at = {int(s) for s in args.changes_at.split(",") if s.strip()}
     version = crossplane_version()
-    lines = [
-        f"Produced by `uv run modelfleet-scale-bench --clusters {args.clusters} "
-        f"--limit-minutes {args.limit_minutes:g} --write-docs` "
-        f"on {time.strftime('%Y-%m-%d')}, {platform.machine()}, {os.cpu_count()} cores, "
-        f"load average {os.getloadavg()[0]:.1f} at the start; Crossplane {version}.",
-        "",
-        ScaleRow.HEADER,
-    ]
+    lines = [header(given, version), "", ScaleRow.HEADER]
     print("\n".join(lines), flush=True)
+
+    def report(row: ScaleRow, *, final: bool = True) -> None:
+        table = [*lines, row.markdown()]
+        changes = [c.markdown() for r in [*rows, row] for c in r.changes]
+        if changes:
+            table += ["", ChangeSeen.HEADER, *changes]
+        print("\n".join(table[2:]), flush=True)
+        if final:
+            rows.append(row)
+            lines.append(row.markdown())
+        if args.write_docs:  # after every row: a long run stopped later keeps what it measured
+            write_sections(BENCHMARKS_DOC, {SECTION: "\n".join(table)})
+
+    rows: list[ScaleRow] = []
     for n in sizes:
         row = measure(
-            n,
-            args.work / f"n{n}",
-            version,
-            args.limit_minutes * 60,
-            steady_seconds=args.steady_minutes * 60,
-            keep_requests=args.keep_requests,
-        )
-        lines.append(row.markdown())
-        print(lines[-1], flush=True)
-        if args.write_docs:  # after every row: a long run stopped later keeps what it measured
-            write_sections(BENCHMARKS_DOC, {SECTION: "\n".join(lines)})
+            n, args.work / f"n{n}", version, args.limit_minutes * 60,
+            changes=(lambda r: report(r, final=False)) if n in changes_at else None,
+            connection_limit=args.connection_limit_seconds,
+            steady_seconds=args.steady_minutes * 60, keep_requests=args.keep_requests,
+        )  # fmt: skip
+        report(row)
     return 0
 
 

@@ -38,7 +38,15 @@ Json = dict[str, Any]
 MIB = 1024 * 1024
 QUICKSTART_REPO = "Qwen/Qwen3-0.6B"
 # The revisions the quickstart scenarios stage (tests/e2e/test_scenarios_real.py).
-QUICKSTART_REVISIONS = ("main", "refs/pr/1", "refs/pr/2", "refs/pr/3", "refs/pr/4", "refs/pr/5")
+QUICKSTART_REVISIONS = (
+    "main",
+    "refs/pr/1",
+    "refs/pr/2",
+    "refs/pr/3",
+    "refs/pr/4",
+    "refs/pr/5",
+    "refs/pr/6",
+)
 TEAM_REGISTRY = "registry.internal.example:5000"  # examples/oci's registry
 OCI_MODELS = {"models/qwen2.5-1.5b-instruct": ("v1",)}  # repository -> tags pushed
 WEIGHTS = "model.safetensors"

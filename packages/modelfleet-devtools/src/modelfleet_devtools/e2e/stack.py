@@ -192,15 +192,14 @@ def start_control_plane(
     work: Path,
     *,
     crossplane_poll: str = "1m",
-    provider_poll: str = "15s",
     release: Release | None = None,
 ) -> RealControlPlane:
     """Start everything and install Modelfleet `release` (this checkout unless told) from its
     Configuration package, as its users did.
 
     `crossplane_poll` is Crossplane's --poll-interval, which applies only to an XR whose
-    functions returned no response TTL (ours return one: docs/concepts.md); `provider_poll`
-    is how often provider-kubernetes re-observes each Object."""
+    functions returned no response TTL (ours return one: docs/concepts.md). provider-kubernetes
+    runs with the recommended configuration the docs install (provider_config.py)."""
     release = release or current_release()
     processes = Processes(work / "logs")
     try:
@@ -246,7 +245,7 @@ def start_control_plane(
             timeout=240,
             every=2,
         )  # fmt: skip
-        crossplane.start_provider_kubernetes(processes, bins, work, client, poll=provider_poll)
+        crossplane.start_provider_kubernetes(processes, bins, work, client)
 
         def installed() -> bool:
             plane.check_alive()

@@ -1,0 +1,201 @@
+"""How soon a change on a cluster is seen, on a registered fleet at rest (modelfleet-scale-bench).
+
+Two changes, each on PROBED clusters spread over the fleet, timed from when the change happened
+on the cluster side to when the control plane says so:
+
+- a hydration Job completing → its cluster's row Ready: a small ModelCache selecting only the
+  probed clusters stages to them; each Job's `completionTime` (set by the kubelet stand-in on
+  the workload API server) against when its row was first read Ready;
+- a connection lost → the InferenceCluster's `Connected=False`: each probed cluster's
+  ClusterProviderConfig is pointed at a kubeconfig for an API server that is not there.
+
+Rows and conditions are read every POLL_SECONDS, so each time is known to within that.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import yaml
+
+from .crossplane import CROSSPLANE_NAMESPACE
+from .fleet import condition
+from .kube import resource_path
+from .processes import wait_for
+from .stack import RealControlPlane
+
+Json = dict[str, Any]
+PROBED = 5
+POLL_SECONDS = 2
+# How long each change may take to be seen before the clusters left are reported unseen: the
+# provider's 10-minute poll with its 10 % jitter, and a minute more.
+LIMIT_SECONDS = 720
+PROBE_LABEL = {"modelfleet.io/bench-probe": "changes"}
+PROBE_CACHE = "probe"
+UNREACHABLE_SECRET = "unreachable-kubeconfig"
+IC_PATH = resource_path("modelfleet.io/v1alpha1", "inferenceclusters")
+PROVIDER_CONFIGS = resource_path("kubernetes.m.crossplane.io/v1alpha1", "clusterproviderconfigs")
+
+
+@dataclass
+class ChangeSeen:
+    """One kind of change at one fleet size: seconds until seen, per probed cluster (None:
+    not seen within `limit`)."""
+
+    clusters: int
+    what: str
+    seconds: list[float | None]
+    limit: float = LIMIT_SECONDS
+
+    HEADER = (
+        "| N | change on a cluster → where it shows | clusters | median | worst |\n"
+        "|---|---|---|---|---|"
+    )
+
+    def markdown(self) -> str:
+        # One not seen counts as later than the limit (and than any seen).
+        times = [float("inf") if s is None else s for s in self.seconds]
+
+        def text(value: float) -> str:
+            return f"over {self.limit:.0f} s" if value == float("inf") else f"{value:.0f} s"
+
+        median = text(statistics.median(times)) if times else "none"
+        worst = text(max(times)) if times else "none"
+        return f"| {self.clusters} | {self.what} | {len(times)} | {median} | {worst} |"
+
+
+def _say(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def probed_clusters(n: int) -> list[str]:
+    step = max(n // PROBED, 1)
+    return [f"bench-{i:04d}" for i in range(0, n, step)][:PROBED]
+
+
+def _stamp(value: object) -> float | None:
+    if not isinstance(value, str):
+        return None
+    return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+
+
+def _wait(probe: Callable[[], bool], what: str, limit: float) -> None:
+    with contextlib.suppress(TimeoutError):
+        wait_for(probe, what=what, timeout=limit, every=POLL_SECONDS)
+
+
+def job_complete_to_row(plane: RealControlPlane, n: int, namespace: str) -> ChangeSeen:
+    clusters = probed_clusters(n)
+    for name in clusters:
+        plane.client.merge_patch(f"{IC_PATH}/{name}", {"metadata": {"labels": PROBE_LABEL}})
+    cache_path = resource_path("modelfleet.io/v1alpha1", "modelcaches", namespace, PROBE_CACHE)
+    plane.apply(
+        {
+            "apiVersion": "modelfleet.io/v1alpha1",
+            "kind": "ModelCache",
+            "metadata": {"name": PROBE_CACHE, "namespace": namespace},
+            "spec": {
+                "source": "HuggingFace",
+                "huggingFace": {"repo": "Qwen/Qwen3-0.6B"},
+                "sizeGiB": 5,
+                "clusterSelector": {"matchLabels": PROBE_LABEL},
+            },
+        }
+    )
+    seen_ready: dict[str, float] = {}
+
+    def all_rows_ready() -> bool:
+        plane.check_alive()
+        cache = plane.client.get(cache_path) or {}
+        now = time.time()
+        for row in (cache.get("status") or {}).get("clusters") or []:
+            if row.get("phase") == "Ready":
+                seen_ready.setdefault(str(row.get("name")), now)
+        _say(f"probe cache: {len(seen_ready)}/{len(clusters)} rows Ready")
+        return len(seen_ready) == len(clusters)
+
+    _wait(all_rows_ready, "the probe cache's rows Ready", LIMIT_SECONDS)
+    fleet = plane.clusters.clusters["fleet"].client
+    done: dict[str, float] = {}
+    for job in fleet.list(
+        resource_path("batch/v1", "jobs"), labelSelector=f"modelfleet.io/modelcache={PROBE_CACHE}"
+    ):
+        stamp = _stamp((job.get("status") or {}).get("completionTime"))
+        if stamp is not None:
+            done[job["metadata"]["namespace"]] = stamp
+    seconds = [
+        max(seen_ready[c] - done[c], 0.0) if c in seen_ready and c in done else None
+        for c in clusters
+    ]
+    plane.client.delete(cache_path)
+    return ChangeSeen(n, "hydration Job complete → its row in `kubectl get mc` Ready", seconds)
+
+
+def _unreachable_kubeconfig() -> str:
+    """A kubeconfig for an API server that is not there (a closed loopback port)."""
+    cluster = {"server": "https://127.0.0.1:9", "insecure-skip-tls-verify": True}
+    return yaml.safe_dump(
+        {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "gone", "cluster": cluster}],
+            "users": [{"name": "gone", "user": {"token": "none"}}],
+            "contexts": [{"name": "gone", "context": {"cluster": "gone", "user": "gone"}}],
+            "current-context": "gone",
+        }
+    )
+
+
+def connection_lost_to_condition(
+    plane: RealControlPlane, n: int, limit: float = LIMIT_SECONDS
+) -> ChangeSeen:
+    secret: dict[str, object] = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": UNREACHABLE_SECRET, "namespace": CROSSPLANE_NAMESPACE},
+        "stringData": {"kubeconfig": _unreachable_kubeconfig()},
+    }
+    plane.apply(secret)
+    clusters = probed_clusters(n)
+    started: dict[str, float] = {}
+    for name in clusters:
+        plane.client.merge_patch(
+            f"{PROVIDER_CONFIGS}/{name}",
+            {"spec": {"credentials": {"secretRef": {"name": UNREACHABLE_SECRET}}}},
+        )
+        started[name] = time.time()
+    seen: dict[str, float] = {}
+
+    def all_seen() -> bool:
+        plane.check_alive()
+        now = time.time()
+        for ic in plane.client.list(IC_PATH, labelSelector="modelfleet.io/bench-probe"):
+            name = ic["metadata"]["name"]
+            if name in started and condition(ic, "Connected").get("status") == "False":
+                seen.setdefault(name, now - started[name])
+        _say(f"connection lost: {len(seen)}/{len(clusters)} InferenceClusters say so")
+        return len(seen) == len(clusters)
+
+    _wait(all_seen, "lost connections seen", limit)
+    return ChangeSeen(
+        n, "connection lost → the InferenceCluster's `Connected=False`",
+        [seen.get(name) for name in clusters], limit,
+    )  # fmt: skip
+
+
+def changes_seen(
+    plane: RealControlPlane, n: int, namespace: str, connection_limit: float = LIMIT_SECONDS
+) -> list[ChangeSeen]:
+    """Both changes, in turn, on the fleet at rest (the connection last: it breaks clusters);
+    a lost connection is waited for `connection_limit` seconds."""
+    return [
+        job_complete_to_row(plane, n, namespace),
+        connection_lost_to_condition(plane, n, connection_limit),
+    ]
