@@ -71,7 +71,11 @@ def apply_outcome(
         ttl = RECHECK_FIRST if changed else recheck_after(conditions, datetime.now(UTC))
         read_the_clock()
         rsp.meta.ttl.FromTimedelta(ttl)
-    elif outcome.settled and outcome.ready and not outcome.keep_everything:
-        if events_delivered(observed_xr):
-            rsp.meta.ttl.FromTimedelta(RECHECK_SETTLED)
+    elif (
+        outcome.settled
+        and outcome.ready
+        and not outcome.keep_everything
+        and events_delivered(observed_xr)
+    ):
+        rsp.meta.ttl.FromTimedelta(RECHECK_SETTLED)
     mark_composed_readiness(req, rsp)
