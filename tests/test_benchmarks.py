@@ -14,7 +14,7 @@ from unittest import mock
 import pytest
 from compose_model_cache import main as cache_main
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelfleet_contracts.edge.replay import replayable
+from modelfleet_contracts.edge.replay import decoded, replayable
 from modelfleet_devtools.bench import scenario_sections
 from modelfleet_devtools.docs_sections import (
     BENCHMARKS_DOC,
@@ -249,10 +249,10 @@ def test_the_side_by_side_cycle_is_the_fleet_at_steady_state():
     served = cache_main.served()
     for _, req in cycle:
         assert upstream.RUNNER.run(req).desired.composite.ready == fnv1.READY_TRUE
-        first = asyncio.run(served.RunFunction(req))
+        first = decoded(asyncio.run(served.RunFunction(req)))
         assert replayable(first)
         with mock.patch.object(served, "run", side_effect=AssertionError("decided again")):
-            assert asyncio.run(served.RunFunction(req)) == first
+            assert decoded(asyncio.run(served.RunFunction(req))) == first
 
 
 LIMIT = scale_changes.LIMIT_SECONDS

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from compose_model_cache.main import served
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from modelfleet_contracts.edge.replay import replayable, request_key
+from modelfleet_contracts.edge.replay import decoded, replayable, request_key
 from modelfleet_devtools.requests import desired_resources, desired_status
 
 CAPTURED = Path(__file__).parent / "captured"
@@ -52,8 +52,8 @@ def test_a_ready_xr_polled_again_is_answered_from_the_response_kept(
     runner = served()  # what the console script serves
     replays = runner._replays
     assert replays is not None
-    decided = asyncio.run(runner.RunFunction(poll_1))
-    answered = asyncio.run(runner.RunFunction(poll_2))
+    decided = decoded(asyncio.run(runner.RunFunction(poll_1)))
+    answered = decoded(asyncio.run(runner.RunFunction(poll_2)))
     assert (replays.misses, replays.hits) == (1, 1)
 
     # The answer reads no clock and asks for no recheck: a Ready XR waits on nothing.

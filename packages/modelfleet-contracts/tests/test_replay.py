@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from crossplane.function import resource, response
 from google.protobuf import struct_pb2
-from modelfleet_contracts.edge.replay import Replays, read_the_clock, request_key
+from modelfleet_contracts.edge.replay import Encoded, Replays, decoded, read_the_clock, request_key
 from modelfleet_contracts.edge.runner import SafeRunner
 from modelfleet_devtools.requests import conditions, desired_status, run_function_request
 
@@ -37,7 +37,7 @@ class CountingCore:
 
 
 def serve(runner: SafeRunner, *reqs):
-    return [asyncio.run(runner.RunFunction(req)) for req in reqs]
+    return [decoded(asyncio.run(runner.RunFunction(req))) for req in reqs]
 
 
 def request(name: str = "m", tag: str = "test"):
@@ -76,12 +76,14 @@ def test_only_a_request_answered_before_with_a_clock_free_answer_is_replayed(
             assert rsp.meta.tag == req.meta.tag
 
 
-def test_a_replayed_answer_is_a_copy_the_caller_may_change():
+def test_a_replayed_answer_is_sent_as_it_was_encoded_whatever_became_of_the_first():
     runner = SafeRunner(CountingCore(), "compose-test", replays=Replays())
-    (first,) = serve(runner, request())
-    response.normal(first, "changed by the caller")
-    (again,) = serve(runner, request())
-    assert not again.results and desired_status(again) == {"seen": "m"}
+    first = asyncio.run(runner.RunFunction(request()))
+    assert not isinstance(first, Encoded)  # decided
+    response.normal(first, "changed after it was sent")
+    again = asyncio.run(runner.RunFunction(request()))
+    assert isinstance(again, Encoded)  # replayed: neither copied nor encoded again
+    assert not decoded(again).results and desired_status(decoded(again)) == {"seen": "m"}
 
 
 def test_without_replays_and_through_run_every_request_is_decided():

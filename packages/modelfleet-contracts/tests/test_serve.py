@@ -173,3 +173,36 @@ def test_a_call_in_flight_when_sigterm_arrives_is_answered_before_the_exit():
     assert failed == [] and len(answered) == 1
     assert proc.returncode == 0, stderr
     assert not [n for n in NOISE if n in stderr], stderr
+
+
+def test_a_request_answered_before_is_sent_the_same_answer_over_v1_and_v1beta1():
+    """compose-model-cache's server replays an answer as it was encoded (replay.Encoded):
+    what the client decodes is the answer it decided, on either protocol version."""
+    from crossplane.function.proto.v1beta1 import run_function_pb2 as fnv1beta1
+    from crossplane.function.proto.v1beta1 import run_function_pb2_grpc as grpcv1beta1
+    from modelfleet_devtools.requests import run_function_request
+
+    xr = {"apiVersion": "modelfleet.io/v1alpha1", "kind": "ModelCache"}
+    xr |= {"metadata": {"name": "qwen", "namespace": "ml-team"}}
+    xr["spec"] = {"huggingFace": {"repo": "Qwen/Qwen3-0.6B"}}
+    req = run_function_request(xr, tag="replayed")
+    executable = Path(sys.executable).parent / "compose-model-cache"
+    proc, address = _start([str(executable), "--debug"])
+    try:
+        with grpc.insecure_channel(address) as channel:
+            stub = grpcv1.FunctionRunnerServiceStub(channel)
+            decided, replayed = (stub.RunFunction(req, timeout=20) for _ in range(2))
+            beta = grpcv1beta1.FunctionRunnerServiceStub(channel).RunFunction(
+                fnv1beta1.RunFunctionRequest.FromString(req.SerializeToString()), timeout=20
+            )
+        _, stdout, stderr = _stop(proc, signal.SIGTERM)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert not [n for n in NOISE if n in stderr], stderr
+    # --debug logs each call (in the console format): decided and kept, then replayed twice.
+    calls = [line for line in stdout.splitlines() if "RunFunction" in line]
+    assert ["replayed" in line for line in calls] == [False, True, True], stdout
+    assert "decided, kept" in calls[0]
+    assert decided.meta.tag == "replayed" and replayed == decided
+    assert fnv1.RunFunctionResponse.FromString(beta.SerializeToString()) == decided

@@ -14,8 +14,9 @@ The key is the SHA-256 of the request's deterministic encoding (Crossplane's enc
 map entries in any order), `meta.tag` included. The tag alone is no key: Crossplane tags a
 request once (xfn.Tag) and sends it again under the same tag with the required resources
 it resolved added, and tests and tools send constant tags. A response reporting
-`FunctionError` is never kept, so an internal error is tried again. Memory is bounded: the
-oldest answers go first once the kept responses' encoded size passes the budget.
+`FunctionError` is never kept, so an internal error is tried again. An answer is kept as
+its encoding and replayed as that (`Encoded`): a replay neither copies nor encodes it again.
+Memory is bounded: the oldest answers go first once the kept encodings pass the budget.
 
 `Replays` counts the requests it answered (`hits`) and those it did not (`misses`), so a
 server's log can say how many calls a fleet at steady state cost a decision.
@@ -71,13 +72,33 @@ def replayable(rsp: fnv1.RunFunctionResponse) -> bool:
     return not any(c.type == FUNCTION_ERROR for c in rsp.conditions)
 
 
+class Encoded:
+    """A response already encoded: what gRPC sends for it (`SerializeToString`, the one
+    method a server's response serializer calls) is `data`."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def SerializeToString(self, **_: object) -> bytes:  # protobuf's name, as gRPC calls it
+        return self.data
+
+
+def decoded(answer: fnv1.RunFunctionResponse | Encoded) -> fnv1.RunFunctionResponse:
+    """The response a server's answer sends (for tests and tools reading a replayed one)."""
+    if isinstance(answer, Encoded):
+        return fnv1.RunFunctionResponse.FromString(answer.data)
+    return answer
+
+
 class Replays:
-    """Responses by the digest of the request they answer, the most recent kept within
-    `budget_bytes` of encoded responses."""
+    """Encoded responses by the digest of the request they answer, the most recent kept
+    within `budget_bytes`."""
 
     def __init__(self, budget_bytes: int = DEFAULT_BUDGET_BYTES) -> None:
         self._budget = budget_bytes
-        self._kept: OrderedDict[bytes, tuple[fnv1.RunFunctionResponse, int]] = OrderedDict()
+        self._kept: OrderedDict[bytes, bytes] = OrderedDict()
         self._size = 0
         self.hits = 0
         self.misses = 0
@@ -90,33 +111,29 @@ class Replays:
     def __len__(self) -> int:
         return len(self._kept)
 
-    def get(self, key: bytes) -> fnv1.RunFunctionResponse | None:
-        """A copy of the response kept for `key`, or None; counted as a hit or a miss."""
+    def get(self, key: bytes) -> Encoded | None:
+        """The response kept for `key`, encoded, or None; counted as a hit or a miss."""
         found = self._kept.get(key)
         if found is None:
             self.misses += 1
             return None
         self.hits += 1
         self._kept.move_to_end(key)
-        copied = fnv1.RunFunctionResponse()
-        copied.CopyFrom(found[0])
-        return copied
+        return Encoded(found)
 
     def put(self, key: bytes, rsp: fnv1.RunFunctionResponse) -> bool:
-        """Keep a copy of `rsp` for `key` if it is `replayable` and fits the budget; whether
-        it was kept."""
+        """Keep the encoding of `rsp` for `key` if it is `replayable` and fits the budget;
+        whether it was kept."""
         if not replayable(rsp):
             return False
         size = rsp.ByteSize()
         if size > self._budget:
             return False
         if key in self._kept:
-            self._size -= self._kept.pop(key)[1]
-        kept = fnv1.RunFunctionResponse()
-        kept.CopyFrom(rsp)
-        self._kept[key] = (kept, size)
+            self._size -= len(self._kept.pop(key))
+        self._kept[key] = rsp.SerializeToString()
         self._size += size
         while self._size > self._budget:
-            _, (_, dropped) = self._kept.popitem(last=False)
-            self._size -= dropped
+            _, dropped = self._kept.popitem(last=False)
+            self._size -= len(dropped)
         return True

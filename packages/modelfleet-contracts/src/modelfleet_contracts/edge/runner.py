@@ -27,7 +27,13 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from modelfleet_contracts.edge import structs
 from modelfleet_contracts.edge.carry import carry_forward_into
 from modelfleet_contracts.edge.readiness import mark_composed_readiness
-from modelfleet_contracts.edge.replay import Replays, clock_was_read, deciding, request_key
+from modelfleet_contracts.edge.replay import (
+    Encoded,
+    Replays,
+    clock_was_read,
+    deciding,
+    request_key,
+)
 from modelfleet_contracts.fields import mapping_at
 
 Core = Callable[[fnv1.RunFunctionRequest, fnv1.RunFunctionResponse], None]
@@ -83,13 +89,14 @@ class SafeRunner(grpcv1.FunctionRunnerServiceServicer):
 
     async def RunFunction(
         self, req: fnv1.RunFunctionRequest, context: grpc.aio.ServicerContext | None = None
-    ) -> fnv1.RunFunctionResponse:
+    ) -> fnv1.RunFunctionResponse | Encoded:
+        """The response, or a replayed one as it was encoded (serve.py's server sends both)."""
         replays = self._replays
         if replays is None:
             return self.run(req)
         self._summarize(replays)  # what was counted before this call
         key = request_key(req)
-        rsp = replays.get(key)
+        rsp: fnv1.RunFunctionResponse | Encoded | None = replays.get(key)
         if rsp is not None:
             answer = "replayed"
         else:

@@ -19,11 +19,13 @@ import grpc
 from crossplane.function import cli as sdkcli
 from crossplane.function import logging as sdklogging
 from crossplane.function import runtime
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from crossplane.function.proto.v1beta1 import run_function_pb2_grpc as grpcv1beta1
 from grpc_reflection.v1alpha import reflection
 
 from modelfleet_contracts.addresses import port_problem
+from modelfleet_contracts.edge.replay import Encoded
 from modelfleet_contracts.edge.runner import SafeRunner
 
 # A 1000-cluster request (every Object echoing its manifest) is over gRPC's default 4 MiB.
@@ -34,6 +36,25 @@ DEFAULT_MAX_MESSAGE_MIB = 64
 SHUTDOWN_GRACE_SECONDS = runtime.SHUTDOWN_GRACE_PERIOD_SECONDS
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def _encode(rsp: fnv1.RunFunctionResponse | Encoded) -> bytes:
+    return rsp.SerializeToString()
+
+
+def _add_runner(runner: grpcv1.FunctionRunnerServiceServicer, server: grpc.aio.Server) -> None:
+    """Serve `runner` as the SDK's generated v1 registration does, but for the response
+    serializer: a replayed answer comes already encoded (replay.Encoded)."""
+    service = fnv1.DESCRIPTOR.services_by_name["FunctionRunnerService"].full_name
+    handlers = {
+        "RunFunction": grpc.unary_unary_rpc_method_handler(
+            runner.RunFunction,
+            request_deserializer=fnv1.RunFunctionRequest.FromString,
+            response_serializer=_encode,
+        )
+    }
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, handlers),))
+    server.add_registered_method_handlers(service, handlers)
 
 
 def build_server(
@@ -47,7 +68,7 @@ def build_server(
     """A server for `runner` (v1 and v1beta1 with reflection, as the SDK serves), bound to
     `address`; insecure wins over credentials, as in the SDK."""
     server = grpc.aio.server(options=options)
-    grpcv1.add_FunctionRunnerServiceServicer_to_server(runner, server)
+    _add_runner(runner, server)
     grpcv1beta1.add_FunctionRunnerServiceServicer_to_server(
         runtime.BetaFunctionRunner(wrapped=runner), server
     )
