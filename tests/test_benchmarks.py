@@ -5,6 +5,7 @@ docs/benchmarks.md has one section for each table they write, in the shape they 
 
 import asyncio
 import importlib.util
+import lzma
 import sys
 from collections import Counter
 from pathlib import Path
@@ -59,6 +60,27 @@ def test_request_builder_reaches_the_measured_state_at_size_one(path: Path):
 
 
 CACHE_SCRIPT = ROOT / "functions/compose-model-cache/benchmarks/bench_cache.py"
+CAPTURED = ROOT / "functions/compose-model-cache/tests/captured"
+
+
+def test_the_shard_table_measures_a_request_of_the_size_crossplane_sends():
+    """bench_cache's Ready 32-cluster shard at steady state against the one Crossplane
+    v2.3.4 sent (captured/): the same Objects, and within 15% of its size, managed fields,
+    server defaults and the InferenceClusters as stored included."""
+    real = fnv1.RunFunctionRequest.FromString(
+        lzma.decompress((CAPTURED / "shard-steady-1.pb.xz").read_bytes())
+    )
+    built = load(CACHE_SCRIPT).build_shard_request(32)
+
+    def kinds(req: fnv1.RunFunctionRequest) -> Counter[str]:
+        return Counter(
+            r.resource["spec"]["forProvider"]["manifest"]["kind"]
+            for r in req.observed.resources.values()
+        )
+
+    assert kinds(built) == kinds(real)
+    assert sum(len(r.items) for r in built.required_resources.values()) == 32
+    assert 0.85 <= built.ByteSize() / real.ByteSize() <= 1.15, (built.ByteSize(), real.ByteSize())
 
 
 @pytest.mark.parametrize("count", [1, 33], ids=["one cluster", "more than a shard holds"])

@@ -29,10 +29,17 @@ from compose_model_cache.cache.shards import SHARD_SIZE
 from compose_model_cache.fn import CLUSTERS, run_function
 from compose_model_cache.main import NAME
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from modelfleet_contracts import hydration
 from modelfleet_contracts.api import MODEL_CACHE_SHARD
 from modelfleet_contracts.edge.requirements import cluster_requirement
 from modelfleet_contracts.edge.runner import SafeRunner
-from modelfleet_devtools.bench import Scenario, observed_as_stored, require_ready, run_script
+from modelfleet_devtools.bench import (
+    Scenario,
+    as_stored,
+    observed_as_stored,
+    require_ready,
+    run_script,
+)
 from modelfleet_devtools.requests import desired_resources, desired_status, run_function_request
 from modelfleet_devtools.world import inference_cluster
 
@@ -59,9 +66,12 @@ def model_cache() -> dict[str, Any]:
 
 
 def clusters(count: int) -> list[dict[str, Any]]:
+    """The fleet's InferenceClusters as Crossplane sends them (`as_stored`)."""
     return [
-        inference_cluster(
-            f"gpu-{i:04d}", labels={"modelfleet.io/tier": "gpu", "region": f"r{i % 7}"}
+        as_stored(
+            inference_cluster(
+                f"gpu-{i:04d}", labels={"modelfleet.io/tier": "gpu", "region": f"r{i % 7}"}
+            )
         )
         for i in range(count)
     ]
@@ -86,6 +96,14 @@ def _remote_status(manifest_kind: str) -> dict[str, Any] | None:
             ],
         }
     return None  # a Secret: no status of its own
+
+
+FINISHED_PROGRESS = {
+    hydration.BYTES_DONE: str(900 * 2**30),
+    hydration.BYTES_TOTAL: str(900 * 2**30),
+    hydration.FILES_DONE: "191",
+    hydration.FILES_TOTAL: "191",
+}
 
 
 def _manifest_kind(obj: dict[str, Any]) -> str:
@@ -186,7 +204,11 @@ def _observed_next(before: dict[str, Any] | None, desired: dict[str, Any]) -> di
     echoed."""
     if before is None:
         kind = _manifest_kind(desired)
-        return observed_as_stored(desired, remote_status=_remote_status(kind), ready=True)
+        observed = observed_as_stored(desired, remote_status=_remote_status(kind), ready=True)
+        if kind == "Job":  # the progress a finished hydrator left on its Job
+            echoed = observed["status"]["atProvider"]["manifest"]["metadata"]
+            echoed.setdefault("annotations", {}).update(FINISHED_PROGRESS)
+        return observed
     if before["spec"] != desired["spec"]:
         return {**before, "spec": desired["spec"]}
     return before

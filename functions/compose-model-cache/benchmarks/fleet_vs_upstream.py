@@ -45,7 +45,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_cli.functions import MAX_MESSAGE, FunctionServers, LoopbackPort
 from modelfleet_contracts.edge.requirements import cluster_requirement
 from modelfleet_devtools import docs_sections as docs
-from modelfleet_devtools.bench import provenance
+from modelfleet_devtools.bench import as_stored, provenance
 from modelfleet_devtools.requests import desired_resources, desired_status, run_function_request
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_cache.py, beside this one
@@ -79,21 +79,24 @@ def upstream_cache() -> dict[str, Any]:
 
 
 def upstream_clusters(count: int) -> list[dict[str, Any]]:
-    """The same fleet as upstream's InferenceClusters report it once provisioned."""
+    """The same fleet as upstream's InferenceClusters report it once provisioned, as
+    Crossplane sends them (`as_stored`)."""
     return [
-        {
-            "apiVersion": "modelplane.ai/v1alpha1",
-            "kind": "InferenceCluster",
-            "metadata": {
-                "name": f"gpu-{i:04d}",
-                "labels": {"modelfleet.io/tier": "gpu", "region": f"r{i % 7}"},
-            },
-            "spec": {"cluster": {"source": "GKE", "gke": {"project": "p", "region": "r"}}},
-            "status": {
-                "providerConfigRef": {"name": f"gpu-{i:04d}"},
-                "cache": {"storageClassName": "filestore-rwx"},
-            },
-        }
+        as_stored(
+            {
+                "apiVersion": "modelplane.ai/v1alpha1",
+                "kind": "InferenceCluster",
+                "metadata": {
+                    "name": f"gpu-{i:04d}",
+                    "labels": {"modelfleet.io/tier": "gpu", "region": f"r{i % 7}"},
+                },
+                "spec": {"cluster": {"source": "GKE", "gke": {"project": "p", "region": "r"}}},
+                "status": {
+                    "providerConfigRef": {"name": f"gpu-{i:04d}"},
+                    "cache": {"storageClassName": "filestore-rwx"},
+                },
+            }
+        )
         for i in range(count)
     ]
 
