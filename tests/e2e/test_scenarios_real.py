@@ -213,6 +213,31 @@ def test_a_cluster_that_disconnects_for_a_while_loses_nothing(fleet: QuickstartF
     assert serving <= fleet.uids("apps/v1", "deployments"), "serving was restarted"
 
 
+def staged_anew_losing_nothing(
+    fleet: QuickstartFleet,
+    lasting: set[str],
+    claims: set[str],
+    serving: set[str],
+    before: dict[str, Any],
+) -> None:
+    """After a restart mid-staging: the new source staged and everything Ready, with no
+    lasting Object dropped on the way and no claim or serving Deployment recreated."""
+
+    def staged_anew() -> bool:
+        fleet.plane.check_alive()
+        assert lasting <= fleet.lasting_objects(), "a lasting Object was dropped"
+        row = fleet.row()
+        return (
+            row.get("fingerprint") != before["fingerprint"]
+            and row.get("phase") == "Ready"
+            and fleet.everything_ready()
+        )
+
+    wait_for(staged_anew, what="the new source staged after the restart", timeout=300, every=3)
+    assert claims <= fleet.uids("v1", "persistentvolumeclaims"), "a claim was recreated"
+    assert serving <= fleet.uids("apps/v1", "deployments"), "serving was restarted"
+
+
 def test_a_function_container_killed_mid_reconcile_is_restarted_and_loses_nothing(
     fleet: QuickstartFleet,
 ) -> None:
@@ -234,18 +259,7 @@ def test_a_function_container_killed_mid_reconcile_is_restarted_and_loses_nothin
         timeout=60,
     )
 
-    def staged_anew() -> bool:
-        assert lasting <= fleet.lasting_objects(), "a lasting Object was dropped"
-        row = fleet.row()
-        return (
-            row.get("fingerprint") != before["fingerprint"]
-            and row.get("phase") == "Ready"
-            and fleet.everything_ready()
-        )
-
-    wait_for(staged_anew, what="the new source staged after the restart", timeout=300, every=3)
-    assert claims <= fleet.uids("v1", "persistentvolumeclaims"), "a claim was recreated"
-    assert serving <= fleet.uids("apps/v1", "deployments"), "serving was restarted"
+    staged_anew_losing_nothing(fleet, lasting, claims, serving, before)
 
 
 def test_a_cluster_whose_hydration_fails_for_good_hands_its_replicas_to_another(
@@ -446,19 +460,7 @@ def test_a_provider_restart_mid_staging_loses_nothing(fleet: QuickstartFleet) ->
     )
     plane.processes.restart(plane.processes.named("provider-kubernetes"))
 
-    def staged_anew() -> bool:
-        plane.check_alive()
-        assert lasting <= fleet.lasting_objects(), "a lasting Object was dropped"
-        row = fleet.row()
-        return (
-            row.get("fingerprint") != before["fingerprint"]
-            and row.get("phase") == "Ready"
-            and fleet.everything_ready()
-        )
-
-    wait_for(staged_anew, what="the new source staged after the restart", timeout=300, every=3)
-    assert claims <= fleet.uids("v1", "persistentvolumeclaims"), "a claim was recreated"
-    assert serving <= fleet.uids("apps/v1", "deployments"), "serving was restarted"
+    staged_anew_losing_nothing(fleet, lasting, claims, serving, before)
     assert fleet.staged() == (1, [])
 
 
