@@ -47,7 +47,13 @@ from .kube import resource_path
 from .packages import FUNCTIONS
 from .processes import Processes, wait_for
 from .provider_config import recommended_args
-from .scale_changes import LIMIT_SECONDS, ChangeSeen, changes_seen, probed_clusters
+from .scale_changes import (
+    LIMIT_SECONDS,
+    ChangeSeen,
+    changes_seen,
+    probed_clusters,
+    small_model_cache,
+)
 from .stack import RealControlPlane, link_binaries, start_control_plane
 from .steady import calls_in_window, replays_beside_trace
 from .workload import RWX_PROVISIONER, create, provider_config_object
@@ -240,17 +246,7 @@ def register_clusters(plane: RealControlPlane, n: int) -> None:
 
 
 def model_cache() -> Json:
-    return {
-        "apiVersion": "modelfleet.io/v1alpha1",
-        "kind": "ModelCache",
-        "metadata": {"name": CACHE, "namespace": NAMESPACE},
-        "spec": {
-            "source": "HuggingFace",
-            "huggingFace": {"repo": "Qwen/Qwen3-0.6B"},
-            "sizeGiB": 5,
-            "clusterSelector": {"matchLabels": LABEL},
-        },
-    }
+    return small_model_cache(CACHE, NAMESPACE, LABEL)
 
 
 def how_far(plane: RealControlPlane, n: int) -> str:

@@ -75,6 +75,21 @@ def _say(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
+def small_model_cache(name: str, namespace: str, labels: dict[str, str]) -> dict[str, Any]:
+    """The benchmark's ModelCache: a 0.6B model on the clusters carrying `labels`."""
+    return {
+        "apiVersion": "modelfleet.io/v1alpha1",
+        "kind": "ModelCache",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "source": "HuggingFace",
+            "huggingFace": {"repo": "Qwen/Qwen3-0.6B"},
+            "sizeGiB": 5,
+            "clusterSelector": {"matchLabels": dict(labels)},
+        },
+    }
+
+
 def probed_clusters(n: int) -> list[str]:
     step = max(n // PROBED, 1)
     return [f"bench-{i:04d}" for i in range(0, n, step)][:PROBED]
@@ -96,19 +111,7 @@ def job_complete_to_row(plane: RealControlPlane, n: int, namespace: str) -> Chan
     for name in clusters:
         plane.client.merge_patch(f"{IC_PATH}/{name}", {"metadata": {"labels": PROBE_LABEL}})
     cache_path = resource_path("modelfleet.io/v1alpha1", "modelcaches", namespace, PROBE_CACHE)
-    plane.apply(
-        {
-            "apiVersion": "modelfleet.io/v1alpha1",
-            "kind": "ModelCache",
-            "metadata": {"name": PROBE_CACHE, "namespace": namespace},
-            "spec": {
-                "source": "HuggingFace",
-                "huggingFace": {"repo": "Qwen/Qwen3-0.6B"},
-                "sizeGiB": 5,
-                "clusterSelector": {"matchLabels": PROBE_LABEL},
-            },
-        }
-    )
+    plane.apply(small_model_cache(PROBE_CACHE, namespace, PROBE_LABEL))
     seen_ready: dict[str, float] = {}
 
     def all_rows_ready() -> bool:
