@@ -144,6 +144,29 @@ def test_a_flapping_cluster_never_causes_a_move():
     assert f.placement() == {"a": 1}
 
 
+def cluster_function_down(f: Fleet) -> None:
+    """What Crossplane leaves on an InferenceCluster whose function it could not run (an
+    upgrade switching function revisions): every condition the function set, Unknown."""
+    for condition in f.clusters["a"]["status"]["conditions"]:
+        condition |= {"status": "Unknown", "reason": "FatalError"}
+
+
+def test_a_cluster_whose_own_function_could_not_run_is_no_reason_to_move():
+    f = fleet("a", "b", cache={"a": "Ready", "b": "Ready"}, serving={"a": 1})
+    f.reconcile()
+    cluster_function_down(f)
+    for _ in range(3):
+        f.reconcile()
+        assert f.health()[:2] == ("True", "Serving")
+        f.wait(120)
+    assert f.placement() == {"a": 1}
+    # Unknown on a cluster last seen without its namespace Active is still not connected.
+    f.clusters["a"] = inference_cluster("a", connected=False)
+    cluster_function_down(f)
+    f.reconcile()
+    assert f.health()[:2] == ("False", "ClusterUnservable")
+
+
 def test_a_replica_that_never_served_moves_at_once_when_due():
     f = fleet("a", "b", cache={"a": "Failed", "b": "Ready"})
     f.reconcile()

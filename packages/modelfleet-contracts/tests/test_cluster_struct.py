@@ -14,7 +14,7 @@ odd = (
 text = st.sampled_from(["", "gpu-a", "modelfleet", "ReadWriteMany", "Connected", "True"]) | odd
 condition = st.dictionaries(
     st.sampled_from(["type", "status", "reason"]),
-    st.sampled_from(["Connected", "Ready", "True", "False"]) | odd,
+    st.sampled_from(["Connected", "Ready", "True", "False", "Unknown", "FatalError"]) | odd,
     max_size=3,
 )
 storage = st.dictionaries(

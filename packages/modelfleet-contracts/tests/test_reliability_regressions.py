@@ -45,3 +45,21 @@ def test_a_cluster_status_value_of_the_wrong_type_reads_as_absent(bad):
     assert view.provider_config_name is None and view.workload_namespace is None
     assert not view.reachable
     assert all(isinstance(v, str) for v in view.node_pools[0].node_selector.values())
+
+
+@pytest.mark.parametrize(
+    ("last_seen_connected", "reachable"),
+    [(True, True), (False, False)],
+    ids=["last seen connected", "last seen disconnected"],
+)
+def test_a_cluster_whose_function_could_not_run_reads_as_last_reported(
+    last_seen_connected, reachable
+):
+    """Seen in the upgrade scenario: while the functions' revisions switched, Crossplane
+    marked every InferenceCluster's `Connected` Unknown (FatalError), and the deployment read
+    both clusters as not connected and started its move timer. The last report stands."""
+    ic = inference_cluster("gke-us", connected=last_seen_connected)
+    ic["status"]["conditions"] = [
+        {"type": "Connected", "status": "Unknown", "reason": "FatalError"}
+    ]
+    assert read_cluster(ic).reachable is reachable

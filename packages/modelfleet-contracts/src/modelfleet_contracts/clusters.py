@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from modelfleet_contracts.conditions import condition_true
+from modelfleet_contracts.conditions import condition_in
 from modelfleet_contracts.fields import as_int, list_at, mapping_at
 
 DEFAULT_WORKLOAD_NAMESPACE = "modelfleet"
@@ -148,6 +148,24 @@ def node_pool(raw: Any) -> NodePool | None:
     )
 
 
+# The reason Crossplane gives every condition a function set when the function could not be
+# run (its pipeline failed: a function being upgraded, its server down), status Unknown.
+CROSSPLANE_FATAL_ERROR = "FatalError"
+
+
+def connected_as_reported(
+    condition_status: Any, condition_reason: Any, workload_namespace: str | None
+) -> bool:
+    """Whether the cluster is connected, from its `Connected` condition. A condition Crossplane
+    marked Unknown because compose-inference-cluster could not run says nothing new: the last
+    report stands, and `status.workloadNamespace` is written only while the namespace was seen
+    Active. (Read as not connected, every consumer would stop staging, report Pending and start
+    moving replicas whenever the cluster's own function is briefly down, as during an upgrade.)"""
+    if condition_status == "Unknown" and condition_reason == CROSSPLANE_FATAL_ERROR:
+        return workload_namespace is not None
+    return condition_status == "True"
+
+
 def read_cluster(ic: dict[str, Any]) -> ClusterView:
     """A ClusterView from an InferenceCluster as Crossplane returns it; tolerant of any shape.
 
@@ -160,12 +178,16 @@ def read_cluster(ic: dict[str, Any]) -> ClusterView:
     pools_raw = list_at(status, "nodePools")
     pools = tuple(p for p in (node_pool(r) for r in pools_raw) if p is not None)
     labels = mapping_at(metadata, "labels")
+    workload_namespace = _text(status.get("workloadNamespace"))
+    connection = condition_in(status, "Connected")
     return ClusterView(
         name=str(metadata.get("name") or ""),
         labels={str(k): str(v) for k, v in labels.items()},
         provider_config_name=_text(status.get("providerConfigName")),
-        workload_namespace=_text(status.get("workloadNamespace")),
-        connected=condition_true(status, "Connected"),
+        workload_namespace=workload_namespace,
+        connected=connected_as_reported(
+            connection.get("status"), connection.get("reason"), workload_namespace
+        ),
         storage_class_name=_text(storage.get("storageClassName")),
         shared_storage_ready=bool(storage.get("ready")) and storage.get("accessMode") == RWX,
         node_pools=pools,

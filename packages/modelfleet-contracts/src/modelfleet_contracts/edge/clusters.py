@@ -4,7 +4,13 @@ from typing import Any
 
 from google.protobuf import struct_pb2
 
-from modelfleet_contracts.clusters import RWX, ClusterView, gateway_view, node_pool
+from modelfleet_contracts.clusters import (
+    RWX,
+    ClusterView,
+    connected_as_reported,
+    gateway_view,
+    node_pool,
+)
 from modelfleet_contracts.edge.structs import to_plain
 
 
@@ -20,7 +26,8 @@ def _string_at(fields: Any, key: str) -> str | None:
     return (v.string_value or None) if v is not None and v.HasField("string_value") else None
 
 
-def _connected(status: Any) -> bool:
+def _connected(status: Any, workload_namespace: str | None) -> bool:
+    """`clusters.connected_as_reported` of the first `Connected` condition."""
     v = status.get("conditions")
     if v is None or not v.HasField("list_value"):
         return False
@@ -29,8 +36,11 @@ def _connected(status: Any) -> bool:
             fields = c.struct_value.fields
             typ = fields.get("type")
             if typ is not None and typ.HasField("string_value") and typ.string_value == "Connected":
-                state = fields.get("status")
-                return state is not None and state.string_value == "True"
+                return connected_as_reported(
+                    to_plain(fields.get("status")),
+                    to_plain(fields.get("reason")),
+                    workload_namespace,
+                )
     return False
 
 
@@ -48,12 +58,13 @@ def read_cluster_struct(s: struct_pb2.Struct, *, node_pools: bool = True) -> Clu
     if not isinstance(pools_raw, list):
         pools_raw = []
     pools = tuple(p for p in (node_pool(r) for r in pools_raw) if p is not None)
+    workload_namespace = _string_at(status, "workloadNamespace")
     return ClusterView(
         name=str(to_plain(metadata.get("name")) or ""),
         labels={str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {},
         provider_config_name=_string_at(status, "providerConfigName"),
-        workload_namespace=_string_at(status, "workloadNamespace"),
-        connected=_connected(status),
+        workload_namespace=workload_namespace,
+        connected=_connected(status, workload_namespace),
         storage_class_name=_string_at(storage, "storageClassName"),
         shared_storage_ready=bool(to_plain(storage.get("ready")))
         and access_mode is not None
