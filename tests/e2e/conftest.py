@@ -10,12 +10,17 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from modelfleet_devtools.e2e.containers import ContainersUnavailable
+from modelfleet_devtools.e2e.fleet import apply_fleet
+from modelfleet_devtools.e2e.processes import wait_for
+from modelfleet_devtools.e2e.quickstart import CLUSTER, QuickstartFleet
 from modelfleet_devtools.e2e.release import ReleaseUnavailable, current_release, previous_release
 from modelfleet_devtools.e2e.stack import RealControlPlane, link_binaries, start_control_plane
 from modelfleet_devtools.e2e.upgrade import upgrade
+from modelfleet_devtools.paths import EXAMPLES_DIR
 from modelfleet_devtools.realcp import SHARED_REALCP_DIR, RealcpUnavailable
 from modelfleet_devtools.release.rootfs import RootfsUnavailable
 
@@ -113,3 +118,24 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(
             f"e2e: {len(_failed)} failed; every process's log is in {_work[0] / 'logs'}"
         )
+
+
+def retain(obj: dict[str, Any]) -> None:
+    """A ModelCache whose claims outlive it (`reclaimPolicy: Retain`)."""
+    if obj["kind"] == "ModelCache":
+        obj["spec"].setdefault("storage", {})["reclaimPolicy"] = "Retain"
+
+
+@pytest.fixture(scope="module")
+def quickstart_fleet(real_control_plane: RealControlPlane) -> Iterator[QuickstartFleet]:
+    """The quickstart, its cache's claims retained, Ready; clusters a test added go after."""
+    plane = real_control_plane
+    objects = apply_fleet(plane, EXAMPLES_DIR / "quickstart", edit=retain)
+    quickstart = QuickstartFleet(plane, objects)
+    try:
+        wait_for(quickstart.everything_ready, what="the quickstart Ready", timeout=300, every=3)
+        yield quickstart
+    finally:
+        for name in list(plane.clusters.clusters):
+            if name != CLUSTER:
+                plane.clusters.discard(name)

@@ -15,13 +15,10 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from modelfleet_devtools.e2e.fleet import (
-    GROUP_VERSION,
-    apply_fleet,
     condition,
     delete_fleet,
     wait_for_nothing_left,
@@ -31,31 +28,14 @@ from modelfleet_devtools.e2e.kube import resource_path
 from modelfleet_devtools.e2e.processes import wait_for
 from modelfleet_devtools.e2e.quickstart import CLUSTER, OBJECTS, QuickstartFleet
 from modelfleet_devtools.e2e.sources import QUICKSTART_REPO, WEIGHTS
-from modelfleet_devtools.e2e.stack import RealControlPlane
-from modelfleet_devtools.paths import EXAMPLES_DIR
 
 Json = dict[str, Any]
 SECOND = "gke-dev-2"  # joins for the healing scenario
-USAGES = "protection.crossplane.io/v1beta1"
-
-
-def retain(obj: Json) -> None:
-    if obj["kind"] == "ModelCache":
-        obj["spec"].setdefault("storage", {})["reclaimPolicy"] = "Retain"
 
 
 @pytest.fixture(scope="module")
-def fleet(real_control_plane: RealControlPlane) -> Iterator[QuickstartFleet]:
-    plane = real_control_plane
-    objects = apply_fleet(plane, EXAMPLES_DIR / "quickstart", edit=retain)
-    quickstart = QuickstartFleet(plane, objects)
-    try:
-        wait_for(quickstart.everything_ready, what="the quickstart Ready", timeout=300, every=3)
-        yield quickstart
-    finally:
-        for name in list(plane.clusters.clusters):
-            if name != CLUSTER:
-                plane.clusters.discard(name)
+def fleet(quickstart_fleet: QuickstartFleet) -> QuickstartFleet:
+    return quickstart_fleet
 
 
 def test_the_hydrator_container_staged_the_model_from_the_hub(fleet: QuickstartFleet) -> None:
@@ -213,31 +193,6 @@ def test_a_cluster_that_disconnects_for_a_while_loses_nothing(fleet: QuickstartF
     assert serving <= fleet.uids("apps/v1", "deployments"), "serving was restarted"
 
 
-def staged_anew_losing_nothing(
-    fleet: QuickstartFleet,
-    lasting: set[str],
-    claims: set[str],
-    serving: set[str],
-    before: dict[str, Any],
-) -> None:
-    """After a restart mid-staging: the new source staged and everything Ready, with no
-    lasting Object dropped on the way and no claim or serving Deployment recreated."""
-
-    def staged_anew() -> bool:
-        fleet.plane.check_alive()
-        assert lasting <= fleet.lasting_objects(), "a lasting Object was dropped"
-        row = fleet.row()
-        return (
-            row.get("fingerprint") != before["fingerprint"]
-            and row.get("phase") == "Ready"
-            and fleet.everything_ready()
-        )
-
-    wait_for(staged_anew, what="the new source staged after the restart", timeout=300, every=3)
-    assert claims <= fleet.uids("v1", "persistentvolumeclaims"), "a claim was recreated"
-    assert serving <= fleet.uids("apps/v1", "deployments"), "serving was restarted"
-
-
 def test_a_function_container_killed_mid_reconcile_is_restarted_and_loses_nothing(
     fleet: QuickstartFleet,
 ) -> None:
@@ -259,7 +214,7 @@ def test_a_function_container_killed_mid_reconcile_is_restarted_and_loses_nothin
         timeout=60,
     )
 
-    staged_anew_losing_nothing(fleet, lasting, claims, serving, before)
+    fleet.staged_anew_losing_nothing(lasting, claims, serving, before)
 
 
 def test_a_cluster_whose_hydration_fails_for_good_hands_its_replicas_to_another(
@@ -306,7 +261,7 @@ def test_a_cluster_whose_hydration_fails_for_good_hands_its_replicas_to_another(
         health = condition(deployment, "PlacementHealthy")
         if health.get("reason") == "Moving" and ready < desired:
             fewer_served.append(status)
-        placed = {r["name"]: r.get("replicas", 0) for r in status.get("clusters") or []}
+        placed = fleet.placed()
         rows = [fleet.row(CLUSTER), fleet.row(SECOND)]
         seen[0] = {"placed": placed, "health": health, "ready": ready, "rows": rows}
         return (
@@ -329,45 +284,17 @@ def test_a_cluster_whose_hydration_fails_for_good_hands_its_replicas_to_another(
     served = fleet.workload(SECOND).list(resource_path("apps/v1", "deployments"))
     assert [d["status"].get("readyReplicas") for d in served] == [desired], served
 
-    def nothing_of_the_deployment_on_the_failed_cluster() -> bool:
-        workloads = [
-            i["metadata"]["name"]
-            for api, plural in (("apps/v1", "deployments"), ("v1", "services"))
-            for i in fleet.workload().list(resource_path(api, plural))
-            if i["metadata"].get("namespace") == "modelfleet"
-        ]
-        return not workloads
-
     wait_for(
-        nothing_of_the_deployment_on_the_failed_cluster,
+        lambda: not fleet.workloads_on(CLUSTER),
         what=f"the old workload gone from {CLUSTER}",
         timeout=120,
         every=2,
     )
     assert claims <= fleet.uids("v1", "persistentvolumeclaims"), "the cache's claim stays"
-    namespace = fleet.deployment["metadata"]["namespace"]
     left: list[str] = []
 
     def old_replica_gone() -> bool:
-        """The ModelReplica on the failed cluster and its Usages are gone from the control
-        plane (they would otherwise hold the cache and the cluster)."""
-        replicas = plane.client.list(resource_path(GROUP_VERSION, "modelreplicas", namespace))
-        usages = plane.client.list(resource_path(USAGES, "usages", namespace))
-        left[:] = [
-            f"ModelReplica {r['metadata']['name']} (deletionTimestamp "
-            f"{r['metadata'].get('deletionTimestamp')}, finalizers "
-            f"{r['metadata'].get('finalizers')})"
-            for r in replicas
-            if r["spec"].get("clusterName") == CLUSTER
-        ] + [
-            f"Usage {u['metadata']['name']}: {u['spec'].get('reason')}"
-            for u in usages
-            if f"on cluster {CLUSTER};" in str(u["spec"].get("reason"))
-            or (
-                u["spec"]["of"].get("kind") == "InferenceCluster"
-                and u["spec"]["of"]["resourceRef"]["name"] == CLUSTER
-            )
-        ]
+        left[:] = fleet.deployment_left_on(CLUSTER)
         return not left
 
     try:
@@ -377,27 +304,15 @@ def test_a_cluster_whose_hydration_fails_for_good_hands_its_replicas_to_another(
 
     # Retried there as docs/modelcache.md says (the failed Job's Object deleted), the cluster
     # recovers; it does not pull the replicas back.
-    for job in fleet.plane.client.list(OBJECTS):
-        manifest = job["spec"]["forProvider"]["manifest"]
-        if manifest.get("kind") == "Job" and job["spec"]["providerConfigRef"]["name"] == CLUSTER:
-            meta = job["metadata"]
-            plane.client.delete(
-                resource_path(
-                    "kubernetes.m.crossplane.io/v1alpha1",
-                    "objects",
-                    meta["namespace"],
-                    meta["name"],
-                )
-            )
+    fleet.retry_hydration(CLUSTER)
     wait_for(
         lambda: fleet.row().get("phase") == "Ready" and fleet.everything_ready(),
         what=f"the cache Ready again on {CLUSTER}",
         timeout=300,
         every=3,
     )
-    status = fleet.get(fleet.deployment)["status"]
-    placed = {r["name"]: r.get("replicas", 0) for r in status["clusters"]}
-    assert (placed[CLUSTER], placed[SECOND]) == (0, desired), status
+    placed = fleet.placed()
+    assert (placed[CLUSTER], placed[SECOND]) == (0, desired), placed
 
 
 # Longest a change a watch delivers may take to reach an XR's status here: far below the
@@ -460,7 +375,7 @@ def test_a_provider_restart_mid_staging_loses_nothing(fleet: QuickstartFleet) ->
     )
     plane.processes.restart(plane.processes.named("provider-kubernetes"))
 
-    staged_anew_losing_nothing(fleet, lasting, claims, serving, before)
+    fleet.staged_anew_losing_nothing(lasting, claims, serving, before)
     assert fleet.staged() == (1, [])
 
 

@@ -19,8 +19,9 @@ from compose_inference_cluster.fn import run_function
 from compose_inference_cluster.main import NAME
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.edge.runner import SafeRunner
-from modelfleet_devtools.bench import Scenario, observed_ready, require_ready, run_script
+from modelfleet_devtools.bench import Scenario, require_ready, run_script
 from modelfleet_devtools.requests import desired_resources, run_function_request
+from modelfleet_devtools.stored import observed_ready
 
 RUNNER = SafeRunner(run_function, NAME)
 SIZES = (1, 10, 64)

@@ -33,14 +33,9 @@ from modelfleet_contracts import hydration
 from modelfleet_contracts.api import MODEL_CACHE_SHARD
 from modelfleet_contracts.edge.requirements import cluster_requirement
 from modelfleet_contracts.edge.runner import SafeRunner
-from modelfleet_devtools.bench import (
-    Scenario,
-    as_stored,
-    observed_as_stored,
-    require_ready,
-    run_script,
-)
+from modelfleet_devtools.bench import Scenario, require_ready, run_script
 from modelfleet_devtools.requests import desired_resources, desired_status, run_function_request
+from modelfleet_devtools.stored import as_stored, observed_as_stored
 from modelfleet_devtools.world import inference_cluster
 
 RUNNER = SafeRunner(run_function, NAME)

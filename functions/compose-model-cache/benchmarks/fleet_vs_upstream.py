@@ -45,8 +45,9 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_cli.functions import MAX_MESSAGE, FunctionServers, LoopbackPort
 from modelfleet_contracts.edge.requirements import cluster_requirement
 from modelfleet_devtools import docs_sections as docs
-from modelfleet_devtools.bench import as_stored, provenance
+from modelfleet_devtools.bench import provenance
 from modelfleet_devtools.requests import desired_resources, desired_status, run_function_request
+from modelfleet_devtools.stored import as_stored
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_cache.py, beside this one
 from bench_cache import (

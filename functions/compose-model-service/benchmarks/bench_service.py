@@ -26,8 +26,9 @@ from modelfleet_contracts.edge.requirements import cluster_requirement
 from modelfleet_contracts.edge.runner import SafeRunner
 from modelfleet_contracts.naming import workload_name
 from modelfleet_contracts.serving import service_address
-from modelfleet_devtools.bench import Scenario, observed_ready, require_ready, run_script
+from modelfleet_devtools.bench import Scenario, require_ready, run_script
 from modelfleet_devtools.requests import desired_resources, run_function_request
+from modelfleet_devtools.stored import observed_ready
 from modelfleet_devtools.world import inference_cluster, ready_model_cache
 
 RUNNER = SafeRunner(run_function, NAME)

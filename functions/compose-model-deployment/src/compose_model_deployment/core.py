@@ -21,17 +21,7 @@ from modelfleet_contracts.models.modeldeployment import ModelDeploymentSpec
 from modelfleet_contracts.naming import composed_key, remote_name
 from modelfleet_contracts.observed import PlacedReplica, StagedCache
 from modelfleet_contracts.outcome import Outcome
-from modelfleet_contracts.served_names import (
-    CONFLICT,
-    ENGINE_DEFAULT,
-    FROM_ENGINE_ARGS,
-    FROM_MODEL_CACHE,
-    FROM_SPEC,
-    SERVED_MODEL_NAME_FLAG,
-    ServedName,
-    is_servable_name,
-    resolve_served_name,
-)
+from modelfleet_contracts.served_names import is_servable_name
 from modelfleet_contracts.spec import InvalidSpec, filled, parse_spec
 
 from compose_model_deployment.eligibility import Candidate, Rejection, evaluate_cluster
@@ -50,6 +40,7 @@ from compose_model_deployment.healing import (
     unservable_for,
 )
 from compose_model_deployment.placement import place
+from compose_model_deployment.served import served_name, served_name_condition
 from compose_model_deployment.status import deployment_status
 from compose_model_deployment.usage import replica_usages
 
@@ -59,7 +50,6 @@ STAGEABLE_RANK, UNSERVABLE_RANK = 2, 3
 _PLAIN_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 # Conditions that only change when something this deployment reads (not composes) changes.
 READ_NOT_WATCHED = ("Scheduled", "ModelCacheReady", HEALTH)
-SERVED_NAME_CONDITION = "ServedModelNameResolved"
 # What a ModelReplica takes over from its ModelDeployment as written (same schema in both).
 CARRIED_FIELDS = ("engine", "rollout", "gang", "placement")
 
@@ -69,49 +59,6 @@ def spec_problem(spec: ModelDeploymentSpec) -> str | None:
     if spec.engine and spec.engine.framework == "Custom" and not spec.engine.command:
         return "engine.command is required when engine.framework is Custom"
     return None
-
-
-def served_name(spec: ModelDeploymentSpec, cache: StagedCache | None) -> ServedName:
-    """The name clients send (`served_names` has the precedence)."""
-    engine = spec.engine
-    return resolve_served_name(
-        framework=str(filled(engine.framework)) if engine else "vLLM",
-        engine_args=[a.root for a in (engine.args or [])] if engine else [],
-        spec_name=spec.servedModelName,
-        natural=cache.natural_name if cache is not None else "",
-    )
-
-
-def served_name_condition(served: ServedName) -> Status:
-    """ServedModelNameResolved: which name clients send and where it comes from; False when
-    engine.args and spec.servedModelName disagree (the engine args win)."""
-    if served.overridden is not None:
-        return Status.false(
-            SERVED_NAME_CONDITION,
-            CONFLICT,
-            f"engine.args sets {SERVED_MODEL_NAME_FLAG}={served.name}, which wins over "
-            f"spec.servedModelName {served.overridden}: clients send {served.name!r}; "
-            "remove one of the two",
-        )
-    said = {
-        FROM_ENGINE_ARGS: f"from {SERVED_MODEL_NAME_FLAG} in engine.args",
-        FROM_SPEC: "from spec.servedModelName",
-        FROM_MODEL_CACHE: "the ModelCache source's id",
-    }
-    if served.name is None:
-        return Status(
-            SERVED_NAME_CONDITION,
-            True,
-            ENGINE_DEFAULT,
-            "no spec.servedModelName and no ModelCache to name the model: the engine serves it "
-            "under its own default (vLLM: the --model value)",
-        )
-    return Status(
-        SERVED_NAME_CONDITION,
-        True,
-        served.origin,
-        f"clients send model {served.name!r} ({said[served.origin]})",
-    )
 
 
 def replica_key(cluster: str) -> str:

@@ -22,16 +22,10 @@ folder `requests`), to compare them.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
-import shlex
 import signal
-import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -39,14 +33,13 @@ from typing import Any
 import yaml
 
 from ..docs_sections import BENCHMARKS_DOC, write_sections
-from ..realcp import SHARED_REALCP_DIR, realcp_binary
+from ..realcp import SHARED_REALCP_DIR
 from .crossplane import CROSSPLANE_NAMESPACE
 from .fleet import condition
 from .functions import trace_file
 from .kube import resource_path
 from .packages import FUNCTIONS
 from .processes import Processes, wait_for
-from .provider_config import recommended_args
 from .scale_changes import (
     LIMIT_SECONDS,
     ChangeSeen,
@@ -54,6 +47,7 @@ from .scale_changes import (
     probed_clusters,
     small_model_cache,
 )
+from .scale_rows import ScaleRow, cpu_seconds, crossplane_version, header
 from .stack import RealControlPlane, link_binaries, start_control_plane
 from .steady import calls_in_window, replays_beside_trace
 from .workload import RWX_PROVISIONER, create, provider_config_object
@@ -89,89 +83,6 @@ IDLE_SECONDS = 60
 # How often the cache's rows are read while it stages: when a row is first seen Ready is known
 # to within this (and one GET).
 ROW_POLL_SECONDS = 2
-
-
-def cpu_seconds(processes: Processes, names: tuple[str, ...]) -> float:
-    """User + system CPU of the named processes and everything in their process groups
-    (children that ended included); for a `podman run`, its container's first process too."""
-    named = [p for p in processes.started if p.name in names]
-    groups = {p.popen.pid for p in named} | {p.container_pid for p in named if p.container_pid}
-    ticks = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # gone meanwhile
-        # After the command: state, ppid, pgrp, ..., utime, stime, and the same of children
-        # it has waited for (12th to 15th): a child that ended counts through its parent.
-        if int(fields[2]) in groups or int(stat.parent.name) in groups:
-            total += sum(int(f) for f in fields[11:15])
-    return total / ticks
-
-
-@dataclass
-class ScaleRow:
-    clusters: int
-    stagings: int
-    crossplane: str
-    clusters_ready_s: float
-    ready_s: float
-    control_plane_cpu_s: float
-    functions_cpu_s: float
-    deleted_s: float | None
-    # Control-plane CPU per second while the registered fleet sat idle (its routine polling).
-    idle_cpu_per_s: float = 0.0
-    # From each cluster's hydration Job completing to its row seen Ready, in seconds.
-    job_to_row_s: list[float] = field(default_factory=list)
-    # How soon changes on a cluster are seen once the fleet is at rest (at `--changes-at`).
-    changes: list[ChangeSeen] = field(default_factory=list)
-    # Set when the cache did not turn Ready within the limit: how far it got, and why.
-    not_ready: str = ""
-    # The machine's 15-minute load average when the cache was measured: what else ran.
-    load: float = field(default_factory=lambda: os.getloadavg()[2])
-
-    @property
-    def per_staging_s(self) -> float:
-        return self.control_plane_cpu_s / max(self.stagings, 1)
-
-    @property
-    def per_staging_above_idle_s(self) -> float:
-        """What staging added to what the fleet costs anyway over the same time."""
-        above = self.control_plane_cpu_s - self.idle_cpu_per_s * self.ready_s
-        return max(above, 0.0) / max(self.stagings, 1)
-
-    HEADER = (
-        "| N | cluster stagings | Crossplane | clusters Ready | idle fleet CPU "
-        "| cache: time to Ready | control-plane CPU | per staging | per staging above idle "
-        "| functions CPU | while staging, Job complete → its row: median / worst "
-        "| cache deleted | load |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-    )
-
-    @property
-    def job_to_row(self) -> str:
-        if not self.job_to_row_s:
-            return "not measured"
-        median = statistics.median(self.job_to_row_s)
-        worst = max(self.job_to_row_s)
-        return f"{median:.0f} s / {worst:.0f} s ({len(self.job_to_row_s)} Jobs)"
-
-    def markdown(self) -> str:
-        ready = (
-            f"not Ready after {self.ready_s:.0f} s: {self.not_ready}"
-            if self.not_ready
-            else f"{self.ready_s:.0f} s"
-        )
-        deleted = "not measured" if self.deleted_s is None else f"{self.deleted_s:.0f} s"
-        return (
-            f"| {self.clusters} | {self.stagings} | {self.crossplane} "
-            f"| {self.clusters_ready_s:.0f} s | {self.idle_cpu_per_s:.2f} s/s | {ready} "
-            f"| {self.control_plane_cpu_s:.0f} s | {self.per_staging_s:.2f} s "
-            f"| {self.per_staging_above_idle_s:.2f} s "
-            f"| {self.functions_cpu_s:.1f} s | {self.job_to_row} | {deleted} "
-            f"| {self.load:.1f} |"
-        )
 
 
 def _apply_chunked(plane: RealControlPlane, objects: list[Json]) -> None:
@@ -405,26 +316,6 @@ def measure(
         return row
     finally:
         plane.stop()
-
-
-def crossplane_version() -> str:
-    out = subprocess.run(
-        [str(realcp_binary("crossplane-core")), "--version"],
-        capture_output=True, text=True, timeout=30, check=True,
-    )  # fmt: skip
-    return out.stdout.strip()
-
-
-def header(given: list[str], version: str) -> str:
-    """The line above the table: the command exactly as given, where, and what ran."""
-    command = shlex.join(["uv", "run", "modelfleet-scale-bench", *given])
-    return (
-        f"Produced by `{command}` "
-        f"on {time.strftime('%Y-%m-%d')}, {platform.machine()}, {os.cpu_count()} cores, "
-        f"load average {os.getloadavg()[0]:.1f} at the start; Crossplane {version}; "
-        f"provider-kubernetes {' '.join(recommended_args())} "
-        "(docs/install/provider-kubernetes.yaml)."
-    )
 
 
 def main(argv: list[str] | None = None) -> int:
