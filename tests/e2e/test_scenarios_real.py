@@ -217,6 +217,72 @@ def test_a_function_container_killed_mid_reconcile_is_restarted_and_loses_nothin
     fleet.staged_anew_losing_nothing(lasting, claims, serving, before)
 
 
+# Longest a change a watch delivers may take to reach an XR's status here: far below the
+# provider's 10-minute poll, so only a watch that works meets it.
+SEEN_WITHIN = 60
+
+
+def test_a_change_after_the_workload_api_server_restarted_is_seen_in_seconds(
+    fleet: QuickstartFleet,
+) -> None:
+    """The cluster's API server restarts, breaking provider-kubernetes' watches on it; as it
+    comes back, the serving Deployment stops being Available, then is Available again. The
+    ModelDeployment follows both within SEEN_WITHIN seconds: the watches were re-established
+    (a change made while they re-listed included) and no change was lost."""
+    plane = fleet.plane
+    stand_in = plane.clusters.clusters[CLUSTER].stand_in
+    serving = fleet.uids("apps/v1", "deployments")
+    assert fleet.ready(fleet.deployment)
+    plane.clusters.disconnect(CLUSTER)
+    time.sleep(5)  # long enough for the provider's watches on it to fail
+    stand_in.room = False  # what the restarted server reports: the group is not Available
+    try:
+        plane.clusters.reconnect(CLUSTER)
+        wait_for(
+            lambda: not fleet.ready(fleet.deployment) or plane.check_alive(),
+            what="the ModelDeployment to see its serving group no longer Available",
+            timeout=SEEN_WITHIN,
+            every=1,
+        )
+    finally:
+        stand_in.room = True
+    wait_for(
+        lambda: fleet.ready(fleet.deployment) or plane.check_alive(),
+        what="the ModelDeployment to see its serving group Available again",
+        timeout=SEEN_WITHIN,
+        every=1,
+    )
+    assert serving <= fleet.uids("apps/v1", "deployments"), "serving was restarted"
+
+
+def test_a_provider_restart_mid_staging_loses_nothing(fleet: QuickstartFleet) -> None:
+    """provider-kubernetes is restarted as soon as a source change's hydration Job exists on
+    the cluster. The restarted provider takes every Object over (watches included): the new
+    source is staged and the cache Ready with it; no lasting Object, claim or serving
+    Deployment is lost or recreated."""
+    plane = fleet.plane
+    lasting = fleet.lasting_objects()
+    claims = fleet.uids("v1", "persistentvolumeclaims")
+    serving = fleet.uids("apps/v1", "deployments")
+    jobs = fleet.uids("batch/v1", "jobs")
+    before = fleet.row()
+    revision = "refs/pr/6"  # one no earlier scenario staged: the cache has work to do
+    assert fleet.get(fleet.cache)["spec"]["huggingFace"]["revision"] != revision
+    fleet.change_revision(revision)
+    wait_for(
+        lambda: fleet.uids("batch/v1", "jobs") - jobs or plane.check_alive(),
+        what="the new source's hydration Job on the cluster",
+        timeout=120,
+        every=1,
+    )
+    plane.processes.restart(plane.processes.named("provider-kubernetes"))
+
+    fleet.staged_anew_losing_nothing(lasting, claims, serving, before)
+    assert fleet.staged() == (1, [])
+
+
+# The healing scenario runs last but for the deletion: it adds a second cluster and moves
+# the replicas there, which the scenarios before it do not expect.
 def test_a_cluster_whose_hydration_fails_for_good_hands_its_replicas_to_another(
     fleet: QuickstartFleet,
 ) -> None:
@@ -313,70 +379,6 @@ def test_a_cluster_whose_hydration_fails_for_good_hands_its_replicas_to_another(
     )
     placed = fleet.placed()
     assert (placed[CLUSTER], placed[SECOND]) == (0, desired), placed
-
-
-# Longest a change a watch delivers may take to reach an XR's status here: far below the
-# provider's 10-minute poll, so only a watch that works meets it.
-SEEN_WITHIN = 60
-
-
-def test_a_change_after_the_workload_api_server_restarted_is_seen_in_seconds(
-    fleet: QuickstartFleet,
-) -> None:
-    """The cluster's API server restarts, breaking provider-kubernetes' watches on it; as it
-    comes back, the serving Deployment stops being Available, then is Available again. The
-    ModelDeployment follows both within SEEN_WITHIN seconds: the watches were re-established
-    (a change made while they re-listed included) and no change was lost."""
-    plane = fleet.plane
-    stand_in = plane.clusters.clusters[CLUSTER].stand_in
-    serving = fleet.uids("apps/v1", "deployments")
-    assert fleet.ready(fleet.deployment)
-    plane.clusters.disconnect(CLUSTER)
-    time.sleep(5)  # long enough for the provider's watches on it to fail
-    stand_in.room = False  # what the restarted server reports: the group is not Available
-    try:
-        plane.clusters.reconnect(CLUSTER)
-        wait_for(
-            lambda: not fleet.ready(fleet.deployment) or plane.check_alive(),
-            what="the ModelDeployment to see its serving group no longer Available",
-            timeout=SEEN_WITHIN,
-            every=1,
-        )
-    finally:
-        stand_in.room = True
-    wait_for(
-        lambda: fleet.ready(fleet.deployment) or plane.check_alive(),
-        what="the ModelDeployment to see its serving group Available again",
-        timeout=SEEN_WITHIN,
-        every=1,
-    )
-    assert serving <= fleet.uids("apps/v1", "deployments"), "serving was restarted"
-
-
-def test_a_provider_restart_mid_staging_loses_nothing(fleet: QuickstartFleet) -> None:
-    """provider-kubernetes is restarted as soon as a source change's hydration Job exists on
-    the cluster. The restarted provider takes every Object over (watches included): the new
-    source is staged and the cache Ready with it; no lasting Object, claim or serving
-    Deployment is lost or recreated."""
-    plane = fleet.plane
-    lasting = fleet.lasting_objects()
-    claims = fleet.uids("v1", "persistentvolumeclaims")
-    serving = fleet.uids("apps/v1", "deployments")
-    jobs = fleet.uids("batch/v1", "jobs")
-    before = fleet.row()
-    revision = "refs/pr/6"  # one no earlier scenario staged: the cache has work to do
-    assert fleet.get(fleet.cache)["spec"]["huggingFace"]["revision"] != revision
-    fleet.change_revision(revision)
-    wait_for(
-        lambda: fleet.uids("batch/v1", "jobs") - jobs or plane.check_alive(),
-        what="the new source's hydration Job on the cluster",
-        timeout=120,
-        every=1,
-    )
-    plane.processes.restart(plane.processes.named("provider-kubernetes"))
-
-    fleet.staged_anew_losing_nothing(lasting, claims, serving, before)
-    assert fleet.staged() == (1, [])
 
 
 def test_deleting_the_cache_keeps_its_retained_claim_and_the_fleet_leaves_nothing(
