@@ -45,6 +45,7 @@ from .scale_changes import (
     ChangeSeen,
     changes_seen,
     probed_clusters,
+    say,
     small_model_cache,
 )
 from .scale_rows import ScaleRow, cpu_seconds, crossplane_version, header
@@ -91,10 +92,6 @@ def _apply_chunked(plane: RealControlPlane, objects: list[Json]) -> None:
         plane.client.kubectl(
             "apply", "--server-side", "-f", "-", stdin=chunk, timeout=APPLY_TIMEOUT
         )
-
-
-def _say(message: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
 def provider_config_of(index: int, name: str, probed: set[str]) -> str:
@@ -150,7 +147,7 @@ def register_clusters(plane: RealControlPlane, n: int) -> None:
         plane.check_alive()
         items = plane.client.list(IC_PATH)
         ready = sum(condition(i, "Ready").get("status") == "True" for i in items)
-        _say(f"{ready}/{n} InferenceClusters Ready")
+        say(f"{ready}/{n} InferenceClusters Ready")
         return ready == n
 
     wait_for(all_ready, what=f"{n} InferenceClusters Ready", timeout=3600, every=10)
@@ -181,7 +178,7 @@ def cache_ready(plane: RealControlPlane, n: int, seen_ready: dict[str, float]) -
         if row.get("phase") == "Ready":
             seen_ready.setdefault(str(row.get("name")), now)
     ready = sum(r.get("phase") == "Ready" for r in rows)
-    _say(f"ModelCache: {ready}/{n} clusters Ready ({len(rows)} rows)")
+    say(f"ModelCache: {ready}/{n} clusters Ready ({len(rows)} rows)")
     return ready == n and condition(cache, "Ready").get("status") == "True"
 
 
@@ -211,7 +208,7 @@ def nothing_of_the_cache_left(plane: RealControlPlane) -> bool:
     shards = len(plane.client.list(SHARDS))
     claims = len(fleet.list(resource_path("v1", "persistentvolumeclaims")))
     jobs = len(fleet.list(resource_path("batch/v1", "jobs")))
-    _say(f"left: {shards} shards, {objects} Objects of the cache, {claims} claims, {jobs} Jobs")
+    say(f"left: {shards} shards, {objects} Objects of the cache, {claims} claims, {jobs} Jobs")
     return plane.client.get(MC_PATH) is None and shards == objects == claims == jobs == 0
 
 
@@ -222,7 +219,7 @@ def cpu_by_process(processes: Processes) -> dict[str, float]:
 def say_where_cpu_went(what: str, before: dict[str, float], after: dict[str, float]) -> None:
     """The CPU each process spent meanwhile, printed beside the progress lines."""
     spent = ", ".join(f"{name} {after[name] - before[name]:.0f} s" for name in before)
-    _say(f"CPU {what}: {spent}")
+    say(f"CPU {what}: {spent}")
 
 
 CACHE_FUNCTION = "compose-model-cache"
@@ -234,12 +231,12 @@ def watch_steady_state(plane: RealControlPlane, seconds: float) -> None:
     log = plane.processes.named(CACHE_FUNCTION).log
     trace = trace_file(plane.work, CACHE_FUNCTION)
     start = time.time()
-    _say(f"watching the Ready cache for {seconds:.0f} s")
+    say(f"watching the Ready cache for {seconds:.0f} s")
     time.sleep(seconds)
     end = time.time()
     for said in replays_beside_trace(log, trace, start, end):
-        _say(f"{CACHE_FUNCTION} in {said}")
-    _say(f"in all {end - start:.0f} s: {calls_in_window(trace, start, end).line()}")
+        say(f"{CACHE_FUNCTION} in {said}")
+    say(f"in all {end - start:.0f} s: {calls_in_window(trace, start, end).line()}")
 
 
 def measure(
@@ -269,7 +266,7 @@ def measure(
         clusters_ready = time.monotonic() - started
         plane.client.kubectl("create", "namespace", NAMESPACE)
         idle_before = cpu_seconds(plane.processes, CONTROL_PLANE)
-        _say(f"watching the idle fleet for {IDLE_SECONDS} s")
+        say(f"watching the idle fleet for {IDLE_SECONDS} s")
         time.sleep(IDLE_SECONDS)
         idle = (cpu_seconds(plane.processes, CONTROL_PLANE) - idle_before) / IDLE_SECONDS
         each_before = cpu_by_process(plane.processes)

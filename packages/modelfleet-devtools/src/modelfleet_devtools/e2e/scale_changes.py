@@ -71,7 +71,8 @@ class ChangeSeen:
         return f"| {self.clusters} | {self.what} | {len(times)} | {median} | {worst} |"
 
 
-def _say(message: str) -> None:
+def say(message: str) -> None:
+    """A progress line on standard error, timestamped (the benchmark's output is its table)."""
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
@@ -121,7 +122,7 @@ def job_complete_to_row(plane: RealControlPlane, n: int, namespace: str) -> Chan
         for row in (cache.get("status") or {}).get("clusters") or []:
             if row.get("phase") == "Ready":
                 seen_ready.setdefault(str(row.get("name")), now)
-        _say(f"probe cache: {len(seen_ready)}/{len(clusters)} rows Ready")
+        say(f"probe cache: {len(seen_ready)}/{len(clusters)} rows Ready")
         return len(seen_ready) == len(clusters)
 
     _wait(all_rows_ready, "the probe cache's rows Ready", LIMIT_SECONDS)
@@ -183,7 +184,7 @@ def connection_lost_to_condition(
             name = ic["metadata"]["name"]
             if name in started and condition(ic, "Connected").get("status") == "False":
                 seen.setdefault(name, now - started[name])
-        _say(f"connection lost: {len(seen)}/{len(clusters)} InferenceClusters say so")
+        say(f"connection lost: {len(seen)}/{len(clusters)} InferenceClusters say so")
         return len(seen) == len(clusters)
 
     _wait(all_seen, "lost connections seen", limit)
