@@ -215,6 +215,14 @@ def test_the_scale_benchmark_header_is_the_command_that_ran(given, says):
     assert "--enable-watches" in line  # the provider's configuration, as installed
 
 
+@pytest.mark.parametrize(
+    "containers, says",
+    [(False, "hydration Jobs simulated"), (True, "each hydration Job a hydrator container")],
+)
+def test_the_scale_benchmark_header_says_how_hydration_jobs_ran(containers, says):
+    assert says in scale.header(["--clusters", "20"], "v2.3.4", hydrator_containers=containers)
+
+
 def test_the_scale_benchmark_reports_how_soon_a_completed_job_is_seen():
     """Median and worst of each cluster's Job completion to its row seen Ready."""
     row = scale.ScaleRow(

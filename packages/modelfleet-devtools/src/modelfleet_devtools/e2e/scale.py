@@ -4,12 +4,12 @@
 (Crossplane core, provider-kubernetes, the four functions, as the e2e suite does), registers N
 InferenceClusters that all reach one workload API server, each in its own workload namespace
 and through one of a few shared ClusterProviderConfigs (provider_config_of), waits for
-them, watches the idle fleet's CPU for a minute (what its routine polling costs anyway), then
-applies one ModelCache matching all N and measures, from `kubectl apply` to Ready:
-wall time, the CPU the control plane spent (kube-apiserver + etcd + Crossplane + provider) and
-the CPU the functions spent. Then it deletes the cache and measures until nothing of it is left
-on either side. It prints one markdown table row per N; at `--changes-at` sizes, how soon
-changes on a cluster are seen on the fleet at rest (scale_changes.py).
+them, watches the idle fleet's CPU for a minute, then applies one ModelCache matching all N
+and measures, from `kubectl apply` to Ready: wall time, the CPU the control plane spent
+(kube-apiserver + etcd + Crossplane + provider) and the CPU the functions spent. Then it
+deletes the cache and measures until nothing of it is left on either side. It prints one
+markdown table row per N; at `--changes-at` sizes, how soon changes on a cluster are seen on
+the fleet at rest (scale_changes.py).
 
 With `--steady-minutes M` it first watches the Ready cache for M minutes and says, on standard
 error, how many calls compose-model-cache answered for the cache and its shards meanwhile,
@@ -26,7 +26,6 @@ import signal
 import sys
 import time
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +46,7 @@ from .scale_changes import (
     probed_clusters,
     say,
     small_model_cache,
+    stamp,
 )
 from .scale_rows import ScaleRow, cpu_seconds, crossplane_version, header
 from .stack import RealControlPlane, link_binaries, start_control_plane
@@ -107,10 +107,13 @@ def provider_config_of(index: int, name: str, probed: set[str]) -> str:
     return name if name in probed else f"bench-group-{index % PROVIDER_CONFIG_GROUPS}"
 
 
-def register_clusters(plane: RealControlPlane, n: int) -> None:
+def register_clusters(plane: RealControlPlane, n: int, *, hydrator_containers: bool) -> None:
     """N InferenceClusters on one workload API server, each in its own workload namespace,
-    connected through a few shared provider configs (provider_config_of)."""
-    fleet = plane.clusters.start("fleet")
+    connected through a few shared provider configs (provider_config_of). Their hydration
+    Jobs run as hydrator containers with `hydrator_containers`, else the stand-in simulates
+    them: a real fleet runs each cluster's hydrator on that cluster's nodes, all at once,
+    where this machine starts about 13 containers a minute beside the control plane."""
+    fleet = plane.clusters.start("fleet", hydrator_containers=hydrator_containers)
     create(
         fleet.client,
         {
@@ -182,12 +185,6 @@ def cache_ready(plane: RealControlPlane, n: int, seen_ready: dict[str, float]) -
     return ready == n and condition(cache, "Ready").get("status") == "True"
 
 
-def _stamp(value: object) -> float | None:
-    if not isinstance(value, str):
-        return None
-    return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-
-
 def job_to_row_seconds(plane: RealControlPlane, seen_ready: dict[str, float]) -> list[float]:
     """For each cluster, from its hydration Job's completionTime (set by the kubelet stand-in
     on the workload API server) to its row first seen Ready in the ModelCache: how soon a Job
@@ -196,7 +193,7 @@ def job_to_row_seconds(plane: RealControlPlane, seen_ready: dict[str, float]) ->
     delays = []
     for job in fleet.list(resource_path("batch/v1", "jobs")):
         cluster = job["metadata"]["namespace"]
-        done = _stamp((job.get("status") or {}).get("completionTime"))
+        done = stamp((job.get("status") or {}).get("completionTime"))
         if done is not None and cluster in seen_ready:
             delays.append(max(seen_ready[cluster] - done, 0.0))
     return delays
@@ -249,6 +246,7 @@ def measure(
     connection_limit: float = LIMIT_SECONDS,
     steady_seconds: float = 0,
     keep_requests: bool = False,
+    hydrator_containers: bool = False,
 ) -> ScaleRow:
     """One fleet size's row. With `changes`, the row is handed to it as soon as it is
     measured, then how soon changes are seen on the fleet at rest is measured into it. With
@@ -262,7 +260,7 @@ def measure(
         kept.chmod(0o777)  # written by the functions' non-root user
     try:
         started = time.monotonic()
-        register_clusters(plane, n)
+        register_clusters(plane, n, hydrator_containers=hydrator_containers)
         clusters_ready = time.monotonic() - started
         plane.client.kubectl("create", "namespace", NAMESPACE)
         idle_before = cpu_seconds(plane.processes, CONTROL_PLANE)
@@ -349,6 +347,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="keep every request compose-model-cache was sent (WORK/nN/calls/requests)",
     )
+    parser.add_argument(
+        "--hydrator-containers",
+        action="store_true",
+        help="run every hydration Job as a hydrator container on this machine (else simulated)",
+    )
     given = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(given)
     # Stopped with SIGTERM, still stop every process it started (atexit runs on SystemExit).
@@ -356,7 +359,11 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [int(s) for s in args.clusters.split(",") if s.strip()]
     changes_at = {int(s) for s in args.changes_at.split(",") if s.strip()}
     version = crossplane_version()
-    lines = [header(given, version), "", ScaleRow.HEADER]
+    lines = [
+        header(given, version, hydrator_containers=args.hydrator_containers),
+        "",
+        ScaleRow.HEADER,
+    ]
     print("\n".join(lines), flush=True)
 
     def report(row: ScaleRow, *, final: bool = True) -> None:
@@ -378,6 +385,7 @@ def main(argv: list[str] | None = None) -> int:
             changes=(lambda r: report(r, final=False)) if n in changes_at else None,
             connection_limit=args.connection_limit_seconds,
             steady_seconds=args.steady_minutes * 60, keep_requests=args.keep_requests,
+            hydrator_containers=args.hydrator_containers,
         )  # fmt: skip
         report(row)
     return 0

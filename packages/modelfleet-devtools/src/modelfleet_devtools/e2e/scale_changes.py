@@ -96,7 +96,8 @@ def probed_clusters(n: int) -> list[str]:
     return [f"bench-{i:04d}" for i in range(0, n, step)][:PROBED]
 
 
-def _stamp(value: object) -> float | None:
+def stamp(value: object) -> float | None:
+    """A Kubernetes timestamp as seconds since the epoch (None: not a timestamp)."""
     if not isinstance(value, str):
         return None
     return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
@@ -131,9 +132,9 @@ def job_complete_to_row(plane: RealControlPlane, n: int, namespace: str) -> Chan
     for job in fleet.list(
         resource_path("batch/v1", "jobs"), labelSelector=f"modelfleet.io/modelcache={PROBE_CACHE}"
     ):
-        stamp = _stamp((job.get("status") or {}).get("completionTime"))
-        if stamp is not None:
-            done[job["metadata"]["namespace"]] = stamp
+        completed = stamp((job.get("status") or {}).get("completionTime"))
+        if completed is not None:
+            done[job["metadata"]["namespace"]] = completed
     seconds = [
         max(seen_ready[c] - done[c], 0.0) if c in seen_ready and c in done else None
         for c in clusters

@@ -109,13 +109,18 @@ def crossplane_version() -> str:
     return out.stdout.strip()
 
 
-def header(given: list[str], version: str) -> str:
+def header(given: list[str], version: str, *, hydrator_containers: bool = False) -> str:
     """The line above the table: the command exactly as given, where, and what ran."""
     command = shlex.join(["uv", "run", "modelfleet-scale-bench", *given])
+    jobs = (
+        "each hydration Job a hydrator container on this machine"
+        if hydrator_containers
+        else "hydration Jobs simulated by the kubelet stand-in"
+    )
     return (
         f"Produced by `{command}` "
         f"on {time.strftime('%Y-%m-%d')}, {platform.machine()}, {os.cpu_count()} cores, "
         f"load average {os.getloadavg()[0]:.1f} at the start; Crossplane {version}; "
         f"provider-kubernetes {' '.join(recommended_args())} "
-        "(docs/install/provider-kubernetes.yaml)."
+        f"(docs/install/provider-kubernetes.yaml); {jobs}."
     )

@@ -107,7 +107,9 @@ class WorkloadClusters:
         self.clusters: dict[str, WorkloadCluster] = {}
         self.stand_ins = StandIns()
 
-    def start(self, name: str) -> WorkloadCluster:
+    def start(self, name: str, *, hydrator_containers: bool = True) -> WorkloadCluster:
+        """The workload cluster `name`, started if it is not running. Without
+        `hydrator_containers` its stand-in simulates every hydration Job (kubelet.py)."""
         if name in self.clusters:
             return self.clusters[name]
         kubernetes = start_kubernetes(
@@ -118,7 +120,8 @@ class WorkloadClusters:
         # files, so every composed workload, route and pool meets the real API server.
         for crd in self.crds:
             kubernetes.client.kubectl("apply", "--server-side", "-f", str(crd))
-        stand_in = KubeletStandIn(name, kubernetes.client, pods=self.pods, sources=self.sources)
+        pods = self.pods if hydrator_containers else None
+        stand_in = KubeletStandIn(name, kubernetes.client, pods=pods, sources=self.sources)
         cluster = WorkloadCluster(name, kubernetes, stand_in)
         self.clusters[name] = cluster
         self.stand_ins.add(cluster.stand_in)
