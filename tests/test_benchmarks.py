@@ -23,7 +23,7 @@ from modelfleet_devtools.docs_sections import (
     section_body,
     section_names,
 )
-from modelfleet_devtools.e2e import scale, scale_changes
+from modelfleet_devtools.e2e import scale, scale_changes, scale_fleet
 from modelfleet_devtools.e2e.steady import calls_in_window, replays_beside_trace
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -337,10 +337,10 @@ def test_the_scale_benchmark_prints_a_row_per_size_and_the_changes_where_measure
 def test_the_scale_benchmark_connects_probed_clusters_alone_and_the_rest_through_few_configs():
     names = [f"bench-{i:04d}" for i in range(300)]
     probed = set(scale_changes.probed_clusters(300))
-    connects = [scale.provider_config_of(i, n, probed) for i, n in enumerate(names)]
+    connects = [scale_fleet.provider_config_of(i, n, probed) for i, n in enumerate(names)]
     assert all(connects[names.index(p)] == p for p in probed)  # broken one at a time
     shared = set(connects) - probed
-    assert len(shared) == scale.PROVIDER_CONFIG_GROUPS
+    assert len(shared) == scale_fleet.PROVIDER_CONFIG_GROUPS
 
 
 def test_a_change_waited_for_a_shorter_limit_says_that_limit():

@@ -3,13 +3,13 @@
 `modelfleet-scale-bench --clusters 20,100,300,1000` starts a fresh control plane for each N
 (Crossplane core, provider-kubernetes, the four functions, as the e2e suite does), registers N
 InferenceClusters that all reach one workload API server, each in its own workload namespace
-and through one of a few shared ClusterProviderConfigs (provider_config_of), waits for
-them, watches the idle fleet's CPU for a minute, then applies one ModelCache matching all N
-and measures, from `kubectl apply` to Ready: wall time, the CPU the control plane spent
-(kube-apiserver + etcd + Crossplane + provider) and the CPU the functions spent. Then it
-deletes the cache and measures until nothing of it is left on either side. It prints one
-markdown table row per N; at `--changes-at` sizes, how soon changes on a cluster are seen on
-the fleet at rest (scale_changes.py).
+and through one of a few shared ClusterProviderConfigs (scale_fleet.py), waits for them to be
+Ready and at rest, watches the idle fleet's CPU for a minute, then applies one ModelCache
+matching all N and measures, from `kubectl apply` to Ready: wall time, the CPU the control
+plane spent (kube-apiserver + etcd + Crossplane + provider) and the CPU the functions spent.
+Then it deletes the cache and measures until nothing of it is left on either side. It prints
+one markdown table row per N; at `--changes-at` sizes, how soon changes on a cluster are seen
+on the fleet at rest (scale_changes.py).
 
 With `--steady-minutes M` it first watches the Ready cache for M minutes and says, on standard
 error, how many calls compose-model-cache answered for the cache and its shards meanwhile,
@@ -29,11 +29,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..docs_sections import BENCHMARKS_DOC, write_sections
 from ..realcp import SHARED_REALCP_DIR
-from .crossplane import CROSSPLANE_NAMESPACE
 from .fleet import condition
 from .functions import trace_file
 from .kube import resource_path
@@ -43,21 +40,18 @@ from .scale_changes import (
     LIMIT_SECONDS,
     ChangeSeen,
     changes_seen,
-    probed_clusters,
     say,
     small_model_cache,
     stamp,
 )
+from .scale_fleet import LABEL, register_clusters, wait_until_at_rest
 from .scale_rows import ScaleRow, cpu_seconds, crossplane_version, header
 from .stack import RealControlPlane, link_binaries, start_control_plane
 from .steady import calls_in_window, replays_beside_trace
-from .workload import RWX_PROVISIONER, create, provider_config_object
 
 Json = dict[str, Any]
 NAMESPACE = "bench"
 CACHE = "qwen3-0-6b"
-LABEL = {"modelfleet.io/bench": "scale"}
-STORAGE_CLASS = "bench-rwx"
 # What the issue counts as the control plane's CPU; the workload side is played by stand-ins.
 CONTROL_PLANE = (
     "control-plane-kube-apiserver",
@@ -65,14 +59,7 @@ CONTROL_PLANE = (
     "crossplane",
     "provider-kubernetes",
 )
-# How many ClusterProviderConfigs the clusters not probed share (provider_config_of).
-PROVIDER_CONFIG_GROUPS = 10
-# Objects per `kubectl apply`, and how long one may take: an API server busy with a large
-# fleet answers slowly, and a chunk of 100 once took over two minutes.
-CHUNK = 25
-APPLY_TIMEOUT = 900
 SECTION = "modelfleet-scale-bench"  # of docs/benchmarks.md
-IC_PATH = resource_path("modelfleet.io/v1alpha1", "inferenceclusters")
 MC_PATH = resource_path("modelfleet.io/v1alpha1", "modelcaches", NAMESPACE, CACHE)
 # The cache's Objects are in its namespace: a list of every namespace's (the fleet's five per
 # InferenceCluster among them) took minutes on a saturated API server at 1000 clusters.
@@ -84,76 +71,6 @@ IDLE_SECONDS = 60
 # How often the cache's rows are read while it stages: when a row is first seen Ready is known
 # to within this (and one GET).
 ROW_POLL_SECONDS = 2
-
-
-def _apply_chunked(plane: RealControlPlane, objects: list[Json]) -> None:
-    for start in range(0, len(objects), CHUNK):
-        chunk = yaml.safe_dump_all(objects[start : start + CHUNK])
-        plane.client.kubectl(
-            "apply", "--server-side", "-f", "-", stdin=chunk, timeout=APPLY_TIMEOUT
-        )
-
-
-def provider_config_of(index: int, name: str, probed: set[str]) -> str:
-    """The ClusterProviderConfig the cluster `name` (the `index`th) connects through: its own
-    for a probed cluster (scale_changes breaks it alone), else one of PROVIDER_CONFIG_GROUPS.
-
-    Shared because of how provider-kubernetes watches: each provider config gets its own
-    informer per watched kind, listing that kind on the whole API server it reaches. On a real
-    fleet that is the cluster's own claims and Jobs; here every cluster is a namespace of one
-    API server, so N provider configs would each hold all N clusters' objects (N² in all; at
-    N = 100 the provider held 1 GB), a cost no real fleet has. Through a few shared configs the
-    benchmark's watches hold what a real fleet's would, a few times over."""
-    return name if name in probed else f"bench-group-{index % PROVIDER_CONFIG_GROUPS}"
-
-
-def register_clusters(plane: RealControlPlane, n: int, *, hydrator_containers: bool) -> None:
-    """N InferenceClusters on one workload API server, each in its own workload namespace,
-    connected through a few shared provider configs (provider_config_of). Their hydration
-    Jobs run as hydrator containers with `hydrator_containers`, else the stand-in simulates
-    them: a real fleet runs each cluster's hydrator on that cluster's nodes, all at once,
-    where this machine starts about 13 containers a minute beside the control plane."""
-    fleet = plane.clusters.start("fleet", hydrator_containers=hydrator_containers)
-    create(
-        fleet.client,
-        {
-            "apiVersion": "storage.k8s.io/v1",
-            "kind": "StorageClass",
-            "metadata": {"name": STORAGE_CLASS},
-            "provisioner": RWX_PROVISIONER,
-        },
-        "storageclasses",
-    )
-    secret = "fleet-kubeconfig"
-    plane.clusters.kubeconfig_secret(fleet, CROSSPLANE_NAMESPACE, secret, "kubeconfig")
-    names = [f"bench-{i:04d}" for i in range(n)]
-    probed = set(probed_clusters(n))
-    connects = {name: provider_config_of(i, name, probed) for i, name in enumerate(names)}
-    configs = [provider_config_object(pc, secret) for pc in sorted(set(connects.values()))]
-    clusters = [
-        {
-            "apiVersion": "modelfleet.io/v1alpha1",
-            "kind": "InferenceCluster",
-            "metadata": {"name": name, "labels": LABEL},
-            "spec": {
-                "connection": {"providerConfigName": connects[name]},
-                "workloadNamespace": name,  # one API server: a namespace per cluster
-                "storage": {"storageClassName": STORAGE_CLASS},
-            },
-        }
-        for name in names
-    ]
-    _apply_chunked(plane, configs)
-    _apply_chunked(plane, clusters)
-
-    def all_ready() -> bool:
-        plane.check_alive()
-        items = plane.client.list(IC_PATH)
-        ready = sum(condition(i, "Ready").get("status") == "True" for i in items)
-        say(f"{ready}/{n} InferenceClusters Ready")
-        return ready == n
-
-    wait_for(all_ready, what=f"{n} InferenceClusters Ready", timeout=3600, every=10)
 
 
 def model_cache() -> Json:
@@ -262,6 +179,7 @@ def measure(
         started = time.monotonic()
         register_clusters(plane, n, hydrator_containers=hydrator_containers)
         clusters_ready = time.monotonic() - started
+        wait_until_at_rest(plane, n)
         plane.client.kubectl("create", "namespace", NAMESPACE)
         idle_before = cpu_seconds(plane.processes, CONTROL_PLANE)
         say(f"watching the idle fleet for {IDLE_SECONDS} s")
