@@ -2,7 +2,7 @@
 nothing, since a change it acts on re-runs it at once, but only while Crossplane delivers
 those changes (its watch circuit breaker closed)."""
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from compose_inference_cluster.core import NAMESPACE, STORAGE
@@ -21,6 +21,11 @@ CIRCUIT_OPEN = {
 CIRCUIT_CLOSED = {"type": "Responsive", "status": "True", "reason": "WatchCircuitClosed"}
 
 
+def circuit_opened(ago: timedelta) -> dict[str, str]:
+    when = datetime.now(UTC) - ago
+    return {**CIRCUIT_OPEN, "lastTransitionTime": when.strftime("%Y-%m-%dT%H:%M:%SZ")}
+
+
 @pytest.mark.parametrize(
     "not_ready, responsive, ttl",
     [
@@ -31,6 +36,11 @@ CIRCUIT_CLOSED = {"type": "Responsive", "status": "True", "reason": "WatchCircui
         # Crossplane's circuit breaker for it is open: the events that would run it again (a
         # spec edit among them) are dropped, so it keeps the default minute.
         (None, CIRCUIT_OPEN, timedelta(minutes=1)),
+        (None, circuit_opened(timedelta(minutes=2)), timedelta(minutes=1)),
+        # Opened at its birth, over 5 minutes ago: Crossplane lets the next event through and
+        # closes the breaker, but leaves Responsive False until an event runs it, which at
+        # rest may never come; polling it every minute meanwhile would cost a fleet at rest.
+        (None, circuit_opened(timedelta(minutes=6)), timedelta(minutes=10)),
         # Still coming up: the default TTL.
         (NAMESPACE, None, timedelta(minutes=1)),
         (sorted(HYDRATOR_ACCESS)[0], None, timedelta(minutes=1)),

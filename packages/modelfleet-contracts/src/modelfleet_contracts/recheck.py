@@ -23,6 +23,10 @@ RECHECK_SHARE = 10
 # ClusterProviderConfig deleted). The provider's own default poll. Only while Crossplane
 # delivers its events: with its circuit breaker open it keeps the default (edge/outcome.py).
 RECHECK_SETTLED = timedelta(minutes=10)
+# Crossplane's --circuit-breaker-cooldown (default 5m): how long an XR's watch circuit breaker
+# stays open. Past it, the next event is let through and closes the breaker, yet the XR's
+# Responsive condition reads False until an event runs it again, at rest possibly never.
+BREAKER_COOLDOWN = timedelta(minutes=5)
 
 
 def _times(conditions: Iterable[Any]) -> Iterable[datetime]:
@@ -45,3 +49,17 @@ def recheck_after(conditions: Iterable[Any], now: datetime) -> timedelta:
         newest = newest.replace(tzinfo=UTC)
     age = max(now - newest, timedelta(0))
     return min(max(age / RECHECK_SHARE, RECHECK_FIRST), RECHECK_LAST)
+
+
+def breaker_holds_events(responsive: dict[str, Any] | None, now: datetime) -> bool:
+    """Whether Crossplane's circuit breaker drops the XR's events (its own spec edits among
+    them, but for one each 30 s), by the XR's `Responsive` condition: False, and since less
+    than BREAKER_COOLDOWN (or since when, unknown)."""
+    if not responsive or responsive.get("status") != "False":
+        return False
+    opened = next(iter(_times([responsive])), None)
+    if opened is None:
+        return True
+    if opened.tzinfo is None:
+        opened = opened.replace(tzinfo=UTC)
+    return now - opened < BREAKER_COOLDOWN

@@ -14,19 +14,25 @@ from modelfleet_contracts.edge.replay import read_the_clock
 from modelfleet_contracts.edge.report import report, set_composite_ready
 from modelfleet_contracts.edge.runner import keep_observed_resources, keep_observed_status
 from modelfleet_contracts.outcome import RESOLVING, Outcome
-from modelfleet_contracts.recheck import RECHECK_FIRST, RECHECK_SETTLED, recheck_after
+from modelfleet_contracts.recheck import (
+    RECHECK_FIRST,
+    RECHECK_SETTLED,
+    breaker_holds_events,
+    recheck_after,
+)
 from modelfleet_contracts.stamps import Stamp
 
 # The condition Crossplane (>= v2.3) sets on every XR from its watch circuit breaker.
 RESPONSIVE = "Responsive"
 
 
-def events_delivered(observed_xr: dict[str, Any]) -> bool:
+def events_delivered(observed_xr: dict[str, Any], now: datetime) -> bool:
     """Whether Crossplane runs the XR when its composed resources or its spec change: not
-    while its circuit breaker is open (`Responsive` False, `WatchCircuitOpen`), which drops
-    those events (its own spec edits included) but for one each 30 s, for five minutes."""
-    responsive = previous_condition(observed_xr, RESPONSIVE) or {}
-    return responsive.get("status") != "False"
+    while its circuit breaker is open (recheck.breaker_holds_events)."""
+    responsive = previous_condition(observed_xr, RESPONSIVE)
+    if responsive and responsive.get("status") == "False":
+        read_the_clock()  # the answer changes once the breaker's cooldown has passed
+    return not breaker_holds_events(responsive, now)
 
 
 def apply_outcome(
@@ -75,7 +81,7 @@ def apply_outcome(
         outcome.settled
         and outcome.ready
         and not outcome.keep_everything
-        and events_delivered(observed_xr)
+        and events_delivered(observed_xr, datetime.now(UTC))
     ):
         rsp.meta.ttl.FromTimedelta(RECHECK_SETTLED)
     mark_composed_readiness(req, rsp)

@@ -3,10 +3,12 @@ connected, and waited for until they are at rest."""
 
 from __future__ import annotations
 
-import contextlib
+import time
+from datetime import UTC, datetime
 from typing import Any
 
 import yaml
+from modelfleet_contracts.recheck import RECHECK_LAST, breaker_holds_events
 
 from .crossplane import CROSSPLANE_NAMESPACE
 from .fleet import condition
@@ -26,8 +28,9 @@ PROVIDER_CONFIG_GROUPS = 10
 # fleet answers slowly, and a chunk of 100 once took over two minutes.
 CHUNK = 25
 APPLY_TIMEOUT = 900
-# Crossplane keeps an XR's circuit breaker open 5 minutes, and its Responsive condition turns
-# True again at the XR's next reconcile, within its 60 s TTL: a fleet is at rest within this.
+# Crossplane keeps an XR's circuit breaker open for its cooldown (recheck.BREAKER_COOLDOWN):
+# a new fleet is at rest within this, and a minute later every cluster has asked for its
+# settled recheck.
 AT_REST_LIMIT = 600
 
 
@@ -102,21 +105,27 @@ def register_clusters(plane: RealControlPlane, n: int, *, hydrator_containers: b
 
 
 def wait_until_at_rest(plane: RealControlPlane, n: int) -> None:
-    """Wait until no InferenceCluster's circuit breaker is open (Responsive not False).
+    """Wait until no InferenceCluster's circuit breaker holds its events, then a minute more.
 
     Crossplane v2.3.4 opens it on every new InferenceCluster (the burst of events its
-    composed Objects make as they are created), and while it is open the cluster is rechecked
-    every minute instead of every 10 (compose-inference-cluster's `events_delivered`): that is
-    the cost of registering, not of a fleet at rest. Past AT_REST_LIMIT it says so and goes on."""
+    composed Objects make as they are created), and while it holds the cluster's events the
+    cluster is rechecked every minute instead of every 10 (edge/outcome.events_delivered):
+    the cost of registering, not of a fleet at rest. Past AT_REST_LIMIT it says so and goes
+    on."""
 
     def at_rest() -> bool:
         plane.check_alive()
-        items = plane.client.list(IC_PATH)
-        held = sum(condition(i, "Responsive").get("status") == "False" for i in items)
-        say(f"{held}/{n} InferenceClusters with their circuit breaker open")
+        now = datetime.now(UTC)
+        held = sum(
+            breaker_holds_events(condition(i, "Responsive"), now)
+            for i in plane.client.list(IC_PATH)
+        )
+        say(f"{held}/{n} InferenceClusters' events held by Crossplane's circuit breaker")
         return held == 0
 
-    with contextlib.suppress(TimeoutError):
+    try:
         wait_for(at_rest, what="the fleet at rest", timeout=AT_REST_LIMIT, every=10)
+    except TimeoutError:
+        say(f"some circuit breakers still held events after {AT_REST_LIMIT} s; measuring")
         return
-    say(f"not every circuit breaker closed within {AT_REST_LIMIT} s; measuring all the same")
+    time.sleep(RECHECK_LAST.total_seconds())  # each cluster's last minute-long recheck
