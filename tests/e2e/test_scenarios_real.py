@@ -217,13 +217,15 @@ def test_a_function_container_killed_mid_reconcile_is_restarted_and_loses_nothin
     fleet.staged_anew_losing_nothing(lasting, claims, serving, before)
 
 
-# Longest a change a watch delivers may take to reach an XR's status here: far below the
-# provider's 10-minute poll, so only a watch that works meets it.
-SEEN_WITHIN = 60
+# Longest a change made while a watch was broken may take to reach an XR's status: client-go's
+# reflector (v0.33, in provider-kubernetes v1.2.1) retries a broken watch after a backoff that
+# stays in [30, 60) s until it has had two minutes without a failure, as after the
+# disconnection scenario above; then the XR runs again, within its 60 s TTL if Crossplane's
+# circuit breaker holds the Object's event. Far below the provider's 10-minute poll, so only
+# a watch that comes back meets it.
+SEEN_WITHIN = 120
 
 
-@pytest.mark.xfail(reason="passes alone, not after the scenarios before it: issue 31, open "
-                   "(docs/benchmarks.md, Open)", strict=False)  # fmt: skip
 def test_a_change_after_the_workload_api_server_restarted_is_seen_in_seconds(
     fleet: QuickstartFleet,
 ) -> None:
