@@ -107,11 +107,11 @@ def register_clusters(plane: RealControlPlane, n: int, *, hydrator_containers: b
 def wait_until_at_rest(plane: RealControlPlane, n: int) -> None:
     """Wait until no InferenceCluster's circuit breaker holds its events, then a minute more.
 
-    Crossplane v2.3.4 opens it on every new InferenceCluster (the burst of events its
-    composed Objects make as they are created), and while it holds the cluster's events the
-    cluster is rechecked every minute instead of every 10 (edge/outcome.events_delivered):
-    the cost of registering, not of a fleet at rest. Past AT_REST_LIMIT it says so and goes
-    on."""
+    Crossplane v2.3.4 opens it on every new InferenceCluster (the events its composed
+    Objects make as they are created, each counted several times: benchmarks.md, "Open"),
+    and while it holds the cluster's events the cluster is rechecked every minute instead of
+    every 10 (edge/outcome.events_delivered): the cost of registering, not of a fleet at
+    rest. Past AT_REST_LIMIT it says so and goes on."""
 
     def at_rest() -> bool:
         plane.check_alive()
