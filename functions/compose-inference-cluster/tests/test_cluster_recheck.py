@@ -21,17 +21,13 @@ CIRCUIT_OPEN = {
 CIRCUIT_CLOSED = {"type": "Responsive", "status": "True", "reason": "WatchCircuitClosed"}
 
 
-def opened_ago(ago: timedelta) -> dict[str, object]:
-    """The breaker opened `ago` before the test runs (stamped there, not at collection)."""
-    return {**CIRCUIT_OPEN, "opened_ago": ago}
-
-
-def stamped(responsive: dict) -> dict:
-    if "opened_ago" not in responsive:
+def responsive_condition(responsive: dict[str, str] | timedelta) -> dict[str, str]:
+    """A condition as given, or the breaker opened that long before the test runs (stamped
+    here, not when pytest collects the table)."""
+    if isinstance(responsive, dict):
         return responsive
-    condition = {k: v for k, v in responsive.items() if k != "opened_ago"}
-    when = datetime.now(UTC) - responsive["opened_ago"]
-    return {**condition, "lastTransitionTime": when.strftime("%Y-%m-%dT%H:%M:%SZ")}
+    when = datetime.now(UTC) - responsive
+    return {**CIRCUIT_OPEN, "lastTransitionTime": when.strftime("%Y-%m-%dT%H:%M:%SZ")}
 
 
 @pytest.mark.parametrize(
@@ -44,11 +40,11 @@ def stamped(responsive: dict) -> dict:
         # Crossplane's circuit breaker for it is open: the events that would run it again (a
         # spec edit among them) are dropped, so it keeps the default minute.
         (None, CIRCUIT_OPEN, timedelta(minutes=1)),
-        (None, opened_ago(timedelta(minutes=2)), timedelta(minutes=1)),
+        (None, timedelta(minutes=2), timedelta(minutes=1)),
         # Opened at its birth, over 5 minutes ago: Crossplane lets the next event through and
         # closes the breaker, but leaves Responsive False until an event runs it, which at
         # rest may never come; polling it every minute meanwhile would cost a fleet at rest.
-        (None, opened_ago(timedelta(minutes=6)), timedelta(minutes=10)),
+        (None, timedelta(minutes=6), timedelta(minutes=10)),
         # Still coming up: the default TTL.
         (NAMESPACE, None, timedelta(minutes=1)),
         (sorted(HYDRATOR_ACCESS)[0], None, timedelta(minutes=1)),
@@ -57,7 +53,7 @@ def stamped(responsive: dict) -> dict:
 def test_a_settled_cluster_asks_to_be_run_again_only_rarely(not_ready, responsive, ttl):
     xr = cluster({"storageClassName": "filestore-rwx"})
     if responsive:
-        xr["status"] = {"conditions": [stamped(responsive)]}
+        xr["status"] = {"conditions": [responsive_condition(responsive)]}
     composed = desired_resources(run(xr))
     observed = {}
     for key, obj in composed.items():
