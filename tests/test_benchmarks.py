@@ -16,6 +16,8 @@ import pytest
 from compose_model_cache import main as cache_main
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.edge.replay import decoded, replayable
+from modelfleet_contracts.models.inferencecluster import NodePool
+from modelfleet_contracts.models.modeldeployment import ModelDeployment
 from modelfleet_devtools.bench import scenario_sections
 from modelfleet_devtools.docs_sections import (
     BENCHMARKS_DOC,
@@ -198,6 +200,40 @@ def test_the_scale_benchmark_tells_what_staging_added_to_the_idle_fleet():
     assert quiet.per_staging_above_idle_s == 0.0
 
 
+def test_the_scale_benchmark_tells_where_the_idle_fleets_cpu_went():
+    """The idle minute's CPU per control-plane process, and the functions together, per
+    second; the row's idle fleet CPU is the control plane's (functions not counted)."""
+    before = {name: 10.0 for name in (*scale.CONTROL_PLANE, *scale.FUNCTIONS)}
+    after = {
+        **before,
+        "control-plane-kube-apiserver": 16.0,
+        "provider-kubernetes": 13.0,
+        "compose-inference-cluster": 11.2,
+        "compose-model-cache": 10.6,
+    }
+    each = scale.idle_cpu_by_process(before, after, 60)
+    assert each == pytest.approx(
+        {"kube-apiserver": 0.1, "etcd": 0.0, "crossplane": 0.0,
+         "provider-kubernetes": 0.05, "functions": 0.03}
+    )  # fmt: skip
+    row = scale.ScaleRow(300, 300, "v2.3.4", 10, 100, 20, 1, 5, 0.15, each)
+    cells = [c.strip() for c in row.idle_by_process_markdown().strip("|").split("|")]
+    assert len(cells) == scale.ScaleRow.IDLE_BY_PROCESS_HEADER.splitlines()[0].count("|") - 1
+    assert cells == ["300", "0.150 s/s", "0.100", "0.000", "0.000", "0.050", "0.030"]
+
+
+def test_the_scale_benchmarks_probe_deployment_places_one_replica_on_each_probed_cluster():
+    """What the serving probe applies is a valid ModelDeployment whose one-GPU replicas fit
+    the node pool each probed InferenceCluster is given, one per cluster."""
+    md = ModelDeployment.model_validate(scale_changes.probe_deployment("bench", 5))
+    pool = NodePool.model_validate(scale_changes.PROBE_POOL)
+    assert md.spec.replicas == 5
+    assert md.spec.clusterSelector.matchLabels == scale_changes.PROBE_LABEL
+    assert md.spec.modelCacheRef.name == scale_changes.PROBE_CACHE
+    per_group = md.spec.resources.gpusPerNode * pool.gpu.memoryGiB
+    assert md.spec.resources.vramGiB <= per_group and pool.nodeCount == 1
+
+
 @pytest.mark.parametrize(
     "given, says",
     [
@@ -332,6 +368,8 @@ def test_the_scale_benchmark_prints_a_row_per_size_and_the_changes_where_measure
     final = out[out.rindex(scale.ScaleRow.HEADER) :]
     assert [line.split("|")[1].strip() for line in final.splitlines()[2:4]] == ["20", "300"]
     assert "| 300 | connection lost | 1 | 5 s | 5 s |" in final
+    idle = final[final.rindex(scale.ScaleRow.IDLE_BY_PROCESS_HEADER) :].splitlines()[2:]
+    assert [line.split("|")[1].strip() for line in idle] == ["20", "300"]
 
 
 def test_the_scale_benchmark_connects_probed_clusters_alone_and_the_rest_through_few_configs():

@@ -130,6 +130,19 @@ def cpu_by_process(processes: Processes) -> dict[str, float]:
     return {name: cpu_seconds(processes, (name,)) for name in (*CONTROL_PLANE, *FUNCTIONS)}
 
 
+def idle_cpu_by_process(
+    before: dict[str, float], after: dict[str, float], seconds: float
+) -> dict[str, float]:
+    """CPU seconds per second of each control-plane process (ScaleRow.IDLE_PROCESSES), the
+    functions summed, between two cpu_by_process readings `seconds` apart."""
+    rate = {name: (after[name] - before[name]) / seconds for name in before}
+    shown = dict(zip(ScaleRow.IDLE_PROCESSES, CONTROL_PLANE, strict=False))
+    return {
+        **{short: rate[name] for short, name in shown.items()},
+        "functions": sum(rate[name] for name in FUNCTIONS),
+    }
+
+
 def say_where_cpu_went(what: str, before: dict[str, float], after: dict[str, float]) -> None:
     """The CPU each process spent meanwhile, printed beside the progress lines."""
     spent = ", ".join(f"{name} {after[name] - before[name]:.0f} s" for name in before)
@@ -181,10 +194,12 @@ def measure(
         clusters_ready = time.monotonic() - started
         wait_until_at_rest(plane, n)
         plane.client.kubectl("create", "namespace", NAMESPACE)
-        idle_before = cpu_seconds(plane.processes, CONTROL_PLANE)
+        idle_before = cpu_by_process(plane.processes)
         say(f"watching the idle fleet for {IDLE_SECONDS} s")
         time.sleep(IDLE_SECONDS)
-        idle = (cpu_seconds(plane.processes, CONTROL_PLANE) - idle_before) / IDLE_SECONDS
+        idle_after = cpu_by_process(plane.processes)
+        say_where_cpu_went("idle", idle_before, idle_after)
+        idle_by_process = idle_cpu_by_process(idle_before, idle_after, IDLE_SECONDS)
         each_before = cpu_by_process(plane.processes)
         cp_before = cpu_seconds(plane.processes, CONTROL_PLANE)
         fn_before = cpu_seconds(plane.processes, FUNCTIONS)
@@ -220,7 +235,8 @@ def measure(
         )
         deleted = time.monotonic() - started
         row = ScaleRow(
-            n, n, crossplane_version, clusters_ready, ready, cp_cpu, fn_cpu, deleted, idle,
+            n, n, crossplane_version, clusters_ready, ready, cp_cpu, fn_cpu, deleted,
+            sum(idle_by_process[p] for p in ScaleRow.IDLE_PROCESSES[:-1]), idle_by_process,
             job_to_row, not_ready=not_ready,
         )  # fmt: skip
         if changes is not None:
@@ -289,6 +305,8 @@ def main(argv: list[str] | None = None) -> int:
         changes = [c.markdown() for r in [*rows, row] for c in r.changes]
         if changes:
             table += ["", ChangeSeen.HEADER, *changes]
+        idle = [r.idle_by_process_markdown() for r in [*rows, row]]
+        table += ["", ScaleRow.IDLE_BY_PROCESS_HEADER, *idle]
         print("\n".join(table[2:]), flush=True)
         if final:
             rows.append(row)

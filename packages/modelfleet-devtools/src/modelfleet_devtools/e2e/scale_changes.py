@@ -1,11 +1,15 @@
 """How soon a change on a cluster is seen, on a registered fleet at rest (modelfleet-scale-bench).
 
-Two changes, each on PROBED clusters spread over the fleet, timed from when the change happened
-on the cluster side to when the control plane says so:
+Three changes, each on PROBED clusters spread over the fleet, timed from when the change
+happened on the cluster side to when the control plane says so:
 
 - a hydration Job completing → its cluster's row Ready: a small ModelCache selecting only the
   probed clusters stages to them; each Job's `completionTime` (set by the kubelet stand-in on
   the workload API server) against when its row was first read Ready;
+- a serving group turning Available → its row of `kubectl get md` Ready: a ModelDeployment
+  places one replica on each probed cluster (given a node pool for it) while the stand-in
+  says no node has room; then it has room, and each Deployment's `Available` transition
+  against when the ModelDeployment's row for its cluster was first read Ready;
 - a connection lost → the InferenceCluster's `Connected=False`: each probed cluster's
   ClusterProviderConfig is pointed at a kubeconfig for an API server that is not there.
 
@@ -39,6 +43,9 @@ POLL_SECONDS = 2
 LIMIT_SECONDS = 720
 PROBE_LABEL = {"modelfleet.io/bench-probe": "changes"}
 PROBE_CACHE = "probe"
+PROBE_DEPLOYMENT = "probe"
+# One node of one GPU per probed cluster: the probe deployment's replica fits on it alone.
+PROBE_POOL = {"name": "bench", "nodeCount": 1, "gpu": {"count": 1, "memoryGiB": 24}}
 UNREACHABLE_SECRET = "unreachable-kubeconfig"
 IC_PATH = resource_path("modelfleet.io/v1alpha1", "inferenceclusters")
 PROVIDER_CONFIGS = resource_path("kubernetes.m.crossplane.io/v1alpha1", "clusterproviderconfigs")
@@ -109,9 +116,13 @@ def _wait(probe: Callable[[], bool], what: str, limit: float) -> None:
 
 
 def job_complete_to_row(plane: RealControlPlane, n: int, namespace: str) -> ChangeSeen:
+    """Leaves the probe cache Ready on the probed clusters, for serving_available_to_md."""
     clusters = probed_clusters(n)
     for name in clusters:
-        plane.client.merge_patch(f"{IC_PATH}/{name}", {"metadata": {"labels": PROBE_LABEL}})
+        plane.client.merge_patch(
+            f"{IC_PATH}/{name}",
+            {"metadata": {"labels": PROBE_LABEL}, "spec": {"nodePools": [PROBE_POOL]}},
+        )
     cache_path = resource_path("modelfleet.io/v1alpha1", "modelcaches", namespace, PROBE_CACHE)
     plane.apply(small_model_cache(PROBE_CACHE, namespace, PROBE_LABEL))
     seen_ready: dict[str, float] = {}
@@ -139,8 +150,86 @@ def job_complete_to_row(plane: RealControlPlane, n: int, namespace: str) -> Chan
         max(seen_ready[c] - done[c], 0.0) if c in seen_ready and c in done else None
         for c in clusters
     ]
-    plane.client.delete(cache_path)
     return ChangeSeen(n, "hydration Job complete → its row in `kubectl get mc` Ready", seconds)
+
+
+def probe_deployment(namespace: str, replicas: int) -> Json:
+    """One single-node replica of the probe cache's model per probed cluster (spread: each
+    probed cluster's one-node pool fits one)."""
+    return {
+        "apiVersion": "modelfleet.io/v1alpha1",
+        "kind": "ModelDeployment",
+        "metadata": {"name": PROBE_DEPLOYMENT, "namespace": namespace},
+        "spec": {
+            "replicas": replicas,
+            "clusterSelector": {"matchLabels": dict(PROBE_LABEL)},
+            "modelCacheRef": {"name": PROBE_CACHE},
+            "resources": {"gpusPerNode": 1, "vramGiB": 10},
+            "engine": {"framework": "vLLM", "image": "vllm/vllm-openai:v0.11.0", "port": 8000},
+        },
+    }
+
+
+def _rows(plane: RealControlPlane, path: str) -> list[Json]:
+    return list(((plane.client.get(path) or {}).get("status") or {}).get("clusters") or [])
+
+
+def serving_available_to_md(plane: RealControlPlane, n: int, namespace: str) -> ChangeSeen:
+    """Needs the probe cache Ready on the probed clusters (job_complete_to_row); deletes the
+    probe deployment, then the cache."""
+    clusters = probed_clusters(n)
+    workload = plane.clusters.clusters["fleet"]
+    deployments = resource_path("apps/v1", "deployments")
+    md_path = resource_path(
+        "modelfleet.io/v1alpha1", "modeldeployments", namespace, PROBE_DEPLOYMENT
+    )
+    workload.stand_in.room = False
+    plane.apply(probe_deployment(namespace, len(clusters)))
+
+    def placed_not_available() -> bool:
+        plane.check_alive()
+        serving = {d["metadata"]["namespace"] for d in workload.client.list(deployments)}
+        progressing = {r.get("name") for r in _rows(plane, md_path) if r.get("replicas")}
+        say(f"probe deployment: {len(serving)} Deployments, {len(progressing)} rows placed")
+        return serving >= set(clusters) and progressing >= set(clusters)
+
+    seen_ready: dict[str, float] = {}
+
+    def all_rows_ready() -> bool:
+        plane.check_alive()
+        now = time.time()
+        for row in _rows(plane, md_path):
+            if row.get("phase") == "Ready":
+                seen_ready.setdefault(str(row.get("name")), now)
+        say(f"probe deployment: {len(seen_ready)}/{len(clusters)} rows Ready")
+        return len(seen_ready) >= len(clusters)
+
+    try:
+        _wait(placed_not_available, "the probe deployment placed", LIMIT_SECONDS)
+    finally:
+        workload.stand_in.room = True  # its next pass makes every serving group Available
+    _wait(all_rows_ready, "the probe deployment's rows Ready", LIMIT_SECONDS)
+    available: dict[str, float] = {}
+    for deployment in workload.client.list(deployments):
+        for c in (deployment.get("status") or {}).get("conditions") or []:
+            if c.get("type") == "Available" and c.get("status") == "True":
+                when = stamp(c.get("lastTransitionTime"))
+                if when is not None:
+                    available[deployment["metadata"]["namespace"]] = when
+    seconds = [
+        max(seen_ready[c] - available[c], 0.0) if c in seen_ready and c in available else None
+        for c in clusters
+    ]
+    plane.client.delete(md_path)
+    _wait(
+        lambda: not workload.client.list(deployments),
+        "the probe deployment's serving groups deleted",
+        LIMIT_SECONDS,
+    )
+    plane.client.delete(
+        resource_path("modelfleet.io/v1alpha1", "modelcaches", namespace, PROBE_CACHE)
+    )
+    return ChangeSeen(n, "serving group Available → its row in `kubectl get md` Ready", seconds)
 
 
 def _unreachable_kubeconfig() -> str:
@@ -198,9 +287,10 @@ def connection_lost_to_condition(
 def changes_seen(
     plane: RealControlPlane, n: int, namespace: str, connection_limit: float = LIMIT_SECONDS
 ) -> list[ChangeSeen]:
-    """Both changes, in turn, on the fleet at rest (the connection last: it breaks clusters);
-    a lost connection is waited for `connection_limit` seconds."""
+    """The three changes, in turn, on the fleet at rest (the connection last: it breaks
+    clusters); a lost connection is waited for `connection_limit` seconds."""
     return [
         job_complete_to_row(plane, n, namespace),
+        serving_available_to_md(plane, n, namespace),
         connection_lost_to_condition(plane, n, connection_limit),
     ]

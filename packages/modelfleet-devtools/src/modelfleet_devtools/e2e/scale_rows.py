@@ -49,6 +49,8 @@ class ScaleRow:
     deleted_s: float | None
     # Control-plane CPU per second while the registered fleet sat idle (its routine polling).
     idle_cpu_per_s: float = 0.0
+    # The same by process (the functions together), in the order of IDLE_BY_PROCESS_HEADER.
+    idle_by_process: dict[str, float] = field(default_factory=dict)
     # From each cluster's hydration Job completing to its row seen Ready, in seconds.
     job_to_row_s: list[float] = field(default_factory=list)
     # How soon changes on a cluster are seen once the fleet is at rest (at `--changes-at`).
@@ -75,6 +77,16 @@ class ScaleRow:
         "| cache deleted | load |\n"
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     )
+
+    IDLE_PROCESSES = ("kube-apiserver", "etcd", "crossplane", "provider-kubernetes", "functions")
+    IDLE_BY_PROCESS_HEADER = (
+        "| N | idle fleet CPU | " + " | ".join(IDLE_PROCESSES) + " |\n"
+        "|---|---|" + "---|" * len(IDLE_PROCESSES)
+    )
+
+    def idle_by_process_markdown(self) -> str:
+        each = " | ".join(f"{self.idle_by_process.get(p, 0.0):.3f}" for p in self.IDLE_PROCESSES)
+        return f"| {self.clusters} | {self.idle_cpu_per_s:.3f} s/s | {each} |"
 
     @property
     def job_to_row(self) -> str:
