@@ -18,6 +18,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.edge.replay import decoded, replayable
 from modelfleet_contracts.models.inferencecluster import NodePool
 from modelfleet_contracts.models.modeldeployment import ModelDeployment
+from modelfleet_contracts.recheck import RECHECK_SETTLED
 from modelfleet_devtools.bench import scenario_sections
 from modelfleet_devtools.docs_sections import (
     BENCHMARKS_DOC,
@@ -353,7 +354,10 @@ def test_changes_are_probed_on_clusters_spread_over_the_fleet():
 def test_the_scale_benchmark_prints_a_row_per_size_and_the_changes_where_measured(
     monkeypatch, capsys
 ):
-    def measure(n, work, version, limit, *, changes=None, connection_limit=0, **_):
+    idle_windows = []
+
+    def measure(n, work, version, limit, *, changes=None, connection_limit=0, **given):
+        idle_windows.append(given["idle_seconds"])
         row = scale.ScaleRow(n, n, version, 10, 100, 20, 1, 5)
         if changes is not None:
             changes(row)  # the row is out before the changes are measured
@@ -370,6 +374,9 @@ def test_the_scale_benchmark_prints_a_row_per_size_and_the_changes_where_measure
     assert "| 300 | connection lost | 1 | 5 s | 5 s |" in final
     idle = final[final.rindex(scale.ScaleRow.IDLE_BY_PROCESS_HEADER) :].splitlines()[2:]
     assert [line.split("|")[1].strip() for line in idle] == ["20", "300"]
+    # The idle fleet is watched for one round of its routine work (the 10-minute poll and
+    # settled recheck), not a part of it that may hold all of that work or none.
+    assert idle_windows == [RECHECK_SETTLED.total_seconds()] * 2
 
 
 def test_the_scale_benchmark_connects_probed_clusters_alone_and_the_rest_through_few_configs():

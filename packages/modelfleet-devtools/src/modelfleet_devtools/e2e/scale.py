@@ -4,9 +4,10 @@
 (Crossplane core, provider-kubernetes, the four functions, as the e2e suite does), registers N
 InferenceClusters that all reach one workload API server, each in its own workload namespace
 and through one of a few shared ClusterProviderConfigs (scale_fleet.py), waits for them to be
-Ready and at rest, watches the idle fleet's CPU for a minute, then applies one ModelCache
-matching all N and measures, from `kubectl apply` to Ready: wall time, the CPU the control
-plane spent (kube-apiserver + etcd + Crossplane + provider) and the CPU the functions spent.
+Ready and at rest, watches the idle fleet's CPU by process for `--idle-minutes` (10: one round
+of its routine work), then applies one ModelCache matching all N and measures, from
+`kubectl apply` to Ready: wall time, the CPU the control plane spent (kube-apiserver + etcd +
+Crossplane + provider) and the CPU the functions spent.
 Then it deletes the cache and measures until nothing of it is left on either side. It prints
 one markdown table row per N; at `--changes-at` sizes, how soon changes on a cluster are seen
 on the fleet at rest (scale_changes.py).
@@ -28,6 +29,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from modelfleet_contracts.recheck import RECHECK_SETTLED
 
 from ..docs_sections import BENCHMARKS_DOC, write_sections
 from ..realcp import SHARED_REALCP_DIR
@@ -65,9 +68,12 @@ MC_PATH = resource_path("modelfleet.io/v1alpha1", "modelcaches", NAMESPACE, CACH
 # InferenceCluster among them) took minutes on a saturated API server at 1000 clusters.
 OBJECTS = resource_path("kubernetes.m.crossplane.io/v1alpha1", "objects", NAMESPACE)
 SHARDS = resource_path("modelfleet.io/v1alpha1", "modelcacheshards", NAMESPACE)
-# How long the registered fleet is watched doing nothing but its routine polling, before the
+# How long the registered fleet is watched doing nothing but its routine work, before the
 # cache is applied: what the fleet costs anyway, so the cache's own cost can be told from it.
-IDLE_SECONDS = 60
+# That work comes round every 10 minutes (the provider's --poll, each InferenceCluster's
+# settled recheck), starting from when each cluster was registered, which takes seconds for 20
+# clusters and 12 minutes for 1000: a shorter window sees all of it, some or none by chance.
+IDLE_MINUTES = RECHECK_SETTLED.total_seconds() / 60
 # How often the cache's rows are read while it stages: when a row is first seen Ready is known
 # to within this (and one GET).
 ROW_POLL_SECONDS = 2
@@ -174,6 +180,7 @@ def measure(
     *,
     changes: Callable[[ScaleRow], None] | None = None,
     connection_limit: float = LIMIT_SECONDS,
+    idle_seconds: float = IDLE_MINUTES * 60,
     steady_seconds: float = 0,
     keep_requests: bool = False,
     hydrator_containers: bool = False,
@@ -195,11 +202,11 @@ def measure(
         wait_until_at_rest(plane, n)
         plane.client.kubectl("create", "namespace", NAMESPACE)
         idle_before = cpu_by_process(plane.processes)
-        say(f"watching the idle fleet for {IDLE_SECONDS} s")
-        time.sleep(IDLE_SECONDS)
+        say(f"watching the idle fleet for {idle_seconds:.0f} s")
+        time.sleep(idle_seconds)
         idle_after = cpu_by_process(plane.processes)
         say_where_cpu_went("idle", idle_before, idle_after)
-        idle_by_process = idle_cpu_by_process(idle_before, idle_after, IDLE_SECONDS)
+        idle_by_process = idle_cpu_by_process(idle_before, idle_after, idle_seconds)
         each_before = cpu_by_process(plane.processes)
         cp_before = cpu_seconds(plane.processes, CONTROL_PLANE)
         fn_before = cpu_seconds(plane.processes, FUNCTIONS)
@@ -271,6 +278,13 @@ def main(argv: list[str] | None = None) -> int:
         help="how long to wait for a lost connection to show on its InferenceCluster",
     )
     parser.add_argument(
+        "--idle-minutes",
+        type=float,
+        default=IDLE_MINUTES,
+        help="how long to watch the registered fleet's CPU before the cache (one full round of "
+        "its routine work)",
+    )
+    parser.add_argument(
         "--steady-minutes",
         type=float,
         default=0,
@@ -320,6 +334,7 @@ def main(argv: list[str] | None = None) -> int:
             n, args.work / f"n{n}", version, args.limit_minutes * 60,
             changes=(lambda r: report(r, final=False)) if n in changes_at else None,
             connection_limit=args.connection_limit_seconds,
+            idle_seconds=args.idle_minutes * 60,
             steady_seconds=args.steady_minutes * 60, keep_requests=args.keep_requests,
             hydrator_containers=args.hydrator_containers,
         )  # fmt: skip
