@@ -50,6 +50,10 @@ STAGEABLE_RANK, UNSERVABLE_RANK = 2, 3
 _PLAIN_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 # Conditions that only change when something this deployment reads (not composes) changes.
 READ_NOT_WATCHED = ("Scheduled", "ModelCacheReady", HEALTH)
+# Conditions that change with its own ModelReplicas: Crossplane watches those, yet as they roll
+# out their events can outrun its circuit breaker, which then drops them (each is counted
+# several times on Crossplane v2.3.4: docs/benchmarks.md, "Open").
+ROLLING_OUT = ("Available",)
 # What a ModelReplica takes over from its ModelDeployment as written (same schema in both).
 CARRIED_FIELDS = ("engine", "rollout", "gang", "placement")
 
@@ -267,8 +271,10 @@ def compose_deployment(
         out.status["servedModelName"] = served.name
     out.conditions.append(served_name_condition(served))
     # Placement and the cache's state come from InferenceClusters, ModelReplicas of other
-    # deployments and the ModelCache, which Crossplane reads but does not watch.
-    out.recheck_soon = any(not c.status for c in out.conditions if c.type in READ_NOT_WATCHED)
+    # deployments and the ModelCache, which Crossplane reads but does not watch; and while
+    # its replicas roll out, their events may be dropped (ROLLING_OUT): look again soon.
+    waits = (*READ_NOT_WATCHED, *ROLLING_OUT)
+    out.recheck_soon = any(not c.status for c in out.conditions if c.type in waits)
     return out
 
 

@@ -115,6 +115,10 @@ def _wait(probe: Callable[[], bool], what: str, limit: float) -> None:
         wait_for(probe, what=what, timeout=limit, every=POLL_SECONDS)
 
 
+def _probe_cache_path(namespace: str) -> str:
+    return resource_path("modelfleet.io/v1alpha1", "modelcaches", namespace, PROBE_CACHE)
+
+
 def job_complete_to_row(plane: RealControlPlane, n: int, namespace: str) -> ChangeSeen:
     """Leaves the probe cache Ready on the probed clusters, for serving_available_to_md."""
     clusters = probed_clusters(n)
@@ -123,7 +127,7 @@ def job_complete_to_row(plane: RealControlPlane, n: int, namespace: str) -> Chan
             f"{IC_PATH}/{name}",
             {"metadata": {"labels": PROBE_LABEL}, "spec": {"nodePools": [PROBE_POOL]}},
         )
-    cache_path = resource_path("modelfleet.io/v1alpha1", "modelcaches", namespace, PROBE_CACHE)
+    cache_path = _probe_cache_path(namespace)
     plane.apply(small_model_cache(PROBE_CACHE, namespace, PROBE_LABEL))
     seen_ready: dict[str, float] = {}
 
@@ -189,9 +193,9 @@ def serving_available_to_md(plane: RealControlPlane, n: int, namespace: str) -> 
     def placed_not_available() -> bool:
         plane.check_alive()
         serving = {d["metadata"]["namespace"] for d in workload.client.list(deployments)}
-        progressing = {r.get("name") for r in _rows(plane, md_path) if r.get("replicas")}
-        say(f"probe deployment: {len(serving)} Deployments, {len(progressing)} rows placed")
-        return serving >= set(clusters) and progressing >= set(clusters)
+        placed = {r.get("name") for r in _rows(plane, md_path) if r.get("replicas")}
+        say(f"probe deployment: {len(serving)} Deployments, {len(placed)} rows placed")
+        return serving >= set(clusters) and placed >= set(clusters)
 
     seen_ready: dict[str, float] = {}
 
@@ -226,9 +230,7 @@ def serving_available_to_md(plane: RealControlPlane, n: int, namespace: str) -> 
         "the probe deployment's serving groups deleted",
         LIMIT_SECONDS,
     )
-    plane.client.delete(
-        resource_path("modelfleet.io/v1alpha1", "modelcaches", namespace, PROBE_CACHE)
-    )
+    plane.client.delete(_probe_cache_path(namespace))
     return ChangeSeen(n, "serving group Available → its row in `kubectl get md` Ready", seconds)
 
 
