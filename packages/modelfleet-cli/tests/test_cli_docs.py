@@ -153,7 +153,7 @@ def test_cli_md_shows_the_big_fleet_run_as_the_benchmark_wrote_it():
     """docs/cli.md's 300-cluster output is the section bench_simulate.py --write-docs (or
     --write-timeline) writes: progress within a round naming the XR or step and how far, the
     XRs' lines counting their clusters by phase and staying short, messages a few, a wait on
-    what Crossplane does not watch said in one line, and the closing line."""
+    what Crossplane may not tell it of said in one line, and the closing line."""
     body = section_body(CLI_DOC.read_text(), "bench_simulate.py: timeline")
     assert re.match(
         r"Produced by `uv run python packages/modelfleet-cli/benchmarks/bench_simulate\.py "
@@ -172,7 +172,7 @@ def test_cli_md_shows_the_big_fleet_run_as_the_benchmark_wrote_it():
         match = BIG_FLEET_HEADER.match(header)
         assert match and match[2].startswith("300 clusters: "), header
         assert len(header) < 200, header
-    waits = [line.strip() for line in lines if "Crossplane does not watch" in line]
+    waits = [line.strip() for line in lines if "Crossplane may not tell it of" in line]
     assert waits and all(wait.startswith((WAITS, NO_LONGER)) for wait in waits), waits
     messages = [
         line

@@ -2,7 +2,7 @@
 functions' last response asked for (`recheckAfterSeconds` in the JSON), and in the timeline
 when an XR starts and stops asking for less than the default minute because it waits on
 something Crossplane does not watch (a required resource: its ModelCache, its clusters) or may
-not hear of in time (a cache's downloads: rows.staging_under_way)."""
+not hear of in time (a cache's downloads: rows.staging_under_way; a deployment's rollout)."""
 
 import shutil
 from datetime import timedelta
@@ -20,6 +20,7 @@ from simulate_runs import blocks, simulate_with_timeline
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 QUICKSTART = EXAMPLES / "quickstart"
 DEPLOYMENT = "ModelDeployment ml-team/qwen3-0-6b"
+WAITS_LINES = (WAITS, NO_LONGER)
 CACHE = "ModelCache ml-team/qwen3-0-6b"
 REPLICA_PREFIX = "ModelReplica ml-team/qwen3-0-6b-gke-dev-"
 
@@ -62,17 +63,17 @@ def test_the_timeline_says_when_a_wait_starts_with_its_first_value_and_when_it_e
     servers: FunctionServers,
 ) -> None:
     """Round 1: the deployment waits on a cluster that is not connected yet and asks 5 s (a
-    young wait); it says so once, not every round, and says when the cache turned Ready."""
+    young wait); it says so once, not every round (through the cache's staging and its
+    replicas' rollout), and says when it no longer waits: when every replica serves."""
     text, _ = simulate_with_timeline(servers, QUICKSTART)
     mine = [(n, lines) for n, xr, lines in blocks(text) if xr == DEPLOYMENT]
-    waits = [
-        (n, line) for n, lines in mine for line in lines if "Crossplane does not watch" in line
-    ]
+    waits = [(n, line) for n, lines in mine for line in lines if line.startswith(WAITS_LINES)]
     first_round, first = waits[0]
     assert first_round == 1 and first == f"{WAITS}: looked at again in 5 s"
     assert [line.split(":")[0] for _, line in waits] == [WAITS, NO_LONGER]
-    ready_round = next(n for n, lines in mine if any("ModelCacheReady=True" in x for x in lines))
-    assert waits[1][0] == ready_round
+    cache_ready = next(n for n, lines in mine if any("ModelCacheReady=True" in x for x in lines))
+    available = next(n for n, lines in mine if any("Available=True" in x for x in lines))
+    assert cache_ready < available == waits[1][0]
 
 
 def test_a_wait_that_lasts_asks_for_more_as_it_ages_up_to_the_default(

@@ -2,7 +2,7 @@
 
 Simulate stamps conditions on its own clock (a minute per round from START), so that a run
 prints the same thing every time. The functions run on the machine's clock: an XR that waits
-on something Crossplane does not watch asks for a TTL that grows with the age of its newest
+on something Crossplane may not tell it of asks for a TTL that grows with the age of its newest
 condition transition (`modelfleet_contracts.recheck`), which against 2025 stamps would always
 read as a wait of years. For the length of one call, the XR's condition stamps in the request
 are moved by (the machine's clock - simulate's), so the function measures the age simulate

@@ -1,18 +1,19 @@
-"""What the timeline says of an XR that waits on something Crossplane does not watch.
+"""What the timeline says of an XR that waits on something Crossplane may not tell it of.
 
 Crossplane runs an XR again when something it composed changes, or when the TTL its
 functions' last response asked for runs out (a minute by default). An XR that waits on what
-its function only reads (an InferenceCluster, a ModelCache) asks for less
-(`modelfleet_contracts.recheck`). The timeline says so when an XR starts asking for less and
-when it stops, with the first value only: the value then grows as the wait ages, and a line
-per change would bury the rest.
+its function only reads (an InferenceCluster, a ModelCache), or on composed resources whose
+events Crossplane's circuit breaker may drop (a cache's downloads, a deployment's rollout),
+asks for less (`modelfleet_contracts.recheck`). The timeline says so when an XR starts
+asking for less and when it stops, with the first value only: the value then grows as the
+wait ages, and a line per change would bury the rest.
 """
 
 from modelfleet_contracts.recheck import RECHECK_LAST
 
 DEFAULT_SECONDS = int(RECHECK_LAST.total_seconds())  # the SDK's default TTL
-WAITS = "waits on something Crossplane does not watch"
-NO_LONGER = "no longer waits on what Crossplane does not watch"
+WAITS = "waits on what Crossplane may not tell it of"
+NO_LONGER = "no longer waits on what Crossplane may not tell it of"
 
 
 def asks_soon(seconds: int | None) -> bool | None:
