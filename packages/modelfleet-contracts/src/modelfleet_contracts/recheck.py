@@ -6,7 +6,8 @@ runs out, a minute by default. A function whose XR waits on one asks for less, g
 how long the wait has lasted: a young wait (a cache about to turn Ready) is noticed within
 seconds, a wait of hours (a cluster with no storage) costs a reconcile a minute, as before.
 An XR whose composed resources change faster than Crossplane's circuit breaker lets their
-events through (a shard whose downloads run) asks the same way.
+events through (a shard whose downloads run, a deployment whose replicas roll out) asks the
+same way.
 """
 
 from collections.abc import Iterable
