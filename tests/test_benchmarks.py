@@ -26,7 +26,7 @@ from modelfleet_devtools.docs_sections import (
     section_body,
     section_names,
 )
-from modelfleet_devtools.e2e import scale, scale_changes, scale_fleet
+from modelfleet_devtools.e2e import scale, scale_changes, scale_fleet, scale_requests
 from modelfleet_devtools.e2e.steady import calls_in_window, replays_beside_trace
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -391,3 +391,26 @@ def test_the_scale_benchmark_connects_probed_clusters_alone_and_the_rest_through
 def test_a_change_waited_for_a_shorter_limit_says_that_limit():
     row = scale_changes.ChangeSeen(300, "connection lost", [None], limit=120)
     assert row.markdown().endswith("| 1 | over 120 s | over 120 s |")
+
+
+def test_the_scale_benchmark_says_which_requests_the_idle_fleet_made():
+    """The API server's request counters, summed over the labels that are not verb and
+    resource (codes, scopes), as requests per second between two readings, busiest first."""
+    before = scale_requests.request_counts(
+        "# HELP apiserver_request_total ...\n"
+        'apiserver_request_total{code="200",resource="objects",subresource="status",'
+        'verb="UPDATE"} 10\n'
+        'apiserver_request_total{code="200",resource="objects",subresource="",verb="APPLY"} 4\n'
+    )
+    after = scale_requests.request_counts(
+        'apiserver_request_total{code="200",resource="objects",subresource="status",'
+        'verb="UPDATE"} 70\n'
+        'apiserver_request_total{code="409",resource="objects",subresource="status",'
+        'verb="UPDATE"} 10\n'
+        'apiserver_request_total{code="200",resource="objects",subresource="",verb="APPLY"} 34\n'
+        'apiserver_request_total_other{verb="GET"} 99\n'
+    )
+    assert after[("UPDATE", "objects/status")] == 80
+    assert scale_requests.busiest(before, after, 10) == (
+        "UPDATE objects/status 7.00/s, APPLY objects 3.00/s"
+    )

@@ -48,6 +48,7 @@ from .scale_changes import (
     stamp,
 )
 from .scale_fleet import LABEL, register_clusters, wait_until_at_rest
+from .scale_requests import busiest, read_request_counts
 from .scale_rows import ScaleRow, cpu_seconds, crossplane_version, header
 from .stack import RealControlPlane, link_binaries, start_control_plane
 from .steady import calls_in_window, replays_beside_trace
@@ -201,11 +202,14 @@ def measure(
         clusters_ready = time.monotonic() - started
         wait_until_at_rest(plane, n)
         plane.client.kubectl("create", "namespace", NAMESPACE)
+        asked_before = read_request_counts(plane.client)
         idle_before = cpu_by_process(plane.processes)
         say(f"watching the idle fleet for {idle_seconds:.0f} s")
         time.sleep(idle_seconds)
         idle_after = cpu_by_process(plane.processes)
         say_where_cpu_went("idle", idle_before, idle_after)
+        asked = busiest(asked_before, read_request_counts(plane.client), idle_seconds)
+        say(f"API server requests idle: {asked}")
         idle_by_process = idle_cpu_by_process(idle_before, idle_after, idle_seconds)
         each_before = cpu_by_process(plane.processes)
         cp_before = cpu_seconds(plane.processes, CONTROL_PLANE)

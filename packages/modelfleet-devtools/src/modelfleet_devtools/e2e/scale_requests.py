@@ -1,0 +1,46 @@
+"""What the control plane's API server was asked while the fleet sat idle
+(modelfleet-scale-bench): its `apiserver_request_total` counters, read before and after, as
+requests per second by verb and resource, so the idle fleet's CPU can be told apart by who
+writes what."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from .kube import KubeClient
+
+# One sample line of the counter: its labels, then its value.
+_SAMPLE = re.compile(r"^apiserver_request_total\{(?P<labels>[^}]*)\} (?P<value>\S+)$")
+_LABEL = re.compile(r'(\w+)="([^"]*)"')
+
+
+def request_counts(metrics_text: str) -> Counter[tuple[str, str]]:
+    """Requests so far by (verb, resource[/subresource]), from the API server's /metrics text."""
+    counts: Counter[tuple[str, str]] = Counter()
+    for line in metrics_text.splitlines():
+        sample = _SAMPLE.match(line)
+        if sample is None:
+            continue
+        labels = dict(_LABEL.findall(sample["labels"]))
+        resource = labels.get("resource", "")
+        if labels.get("subresource"):
+            resource = f"{resource}/{labels['subresource']}"
+        counts[(labels.get("verb", ""), resource)] += int(float(sample["value"]))
+    return counts
+
+
+def read_request_counts(client: KubeClient) -> Counter[tuple[str, str]]:
+    return request_counts(client.kubectl("get", "--raw", "/metrics", timeout=60))
+
+
+def busiest(
+    before: Counter[tuple[str, str]], after: Counter[tuple[str, str]], seconds: float, top: int = 8
+) -> str:
+    """The `top` (verb, resource) pairs by requests per second between two readings."""
+    rates = Counter({key: (after[key] - before[key]) / seconds for key in after})
+    return ", ".join(
+        f"{verb} {resource} {rate:.2f}/s"
+        for (verb, resource), rate in rates.most_common(top)
+        if rate > 0
+    )
