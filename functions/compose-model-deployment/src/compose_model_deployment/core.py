@@ -51,8 +51,8 @@ _PLAIN_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 # Conditions that only change when something this deployment reads (not composes) changes.
 READ_NOT_WATCHED = ("Scheduled", "ModelCacheReady", HEALTH)
 # Conditions that change with its own ModelReplicas: Crossplane watches those, yet as they roll
-# out their events can outrun its circuit breaker, which then drops them (each is counted
-# several times on Crossplane v2.3.4: docs/benchmarks.md, "Open").
+# out their events can outrun its circuit breaker, which then drops them (docs/benchmarks.md,
+# "Looking again while replicas roll out").
 ROLLING_OUT = ("Available",)
 # What a ModelReplica takes over from its ModelDeployment as written (same schema in both).
 CARRIED_FIELDS = ("engine", "rollout", "gang", "placement")
