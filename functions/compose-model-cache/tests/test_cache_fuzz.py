@@ -17,8 +17,8 @@ OCI_XR = model_cache(
 del OCI_XR["spec"]["huggingFace"]
 COMPOSED = desired_resources(reconcile(XR, CLUSTERS))
 OBSERVED = {k: observed_object(v, remote_status={"phase": "Bound"}) for k, v in COMPOSED.items()}
-CLAIMS = [keys(c["metadata"]["name"])[0] for c in CLUSTERS]
-JOBS = {keys(c["metadata"]["name"])[2]: c["metadata"]["name"] for c in CLUSTERS}
+CLAIMS = [keys(c["metadata"]["name"], XR)[0] for c in CLUSTERS]
+JOBS = {keys(c["metadata"]["name"], XR)[2]: c["metadata"]["name"] for c in CLUSTERS}
 
 
 def assert_sound_status(rsp):

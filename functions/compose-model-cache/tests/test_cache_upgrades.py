@@ -251,6 +251,7 @@ def test_a_ready_cluster_with_an_old_job_stays_ready_and_its_job_is_not_updated(
     "edit",
     [
         pytest.param(lambda echo: echo.update(kind="Pod"), id="another kind"),
+        pytest.param(lambda echo: echo.update(apiVersion="acme.io/v1"), id="another group"),
         pytest.param(lambda echo: echo["metadata"].pop("name"), id="no name"),
         pytest.param(lambda echo: echo["spec"].pop("template"), id="no template"),
         pytest.param(lambda echo: echo.update(spec="Job"), id="a spec that is no mapping"),

@@ -68,14 +68,16 @@ ROW_READ: structs.Paths = dict.fromkeys(
     ("name", "phase", "reason", "message", "fingerprint", "claimName", "bytesDone", "bytesTotal")
 )
 # Of an observed claim or hydration Job: the remote object provider-kubernetes echoes, its
-# kind, name and annotations (where the hydrator reports) and the parts of its spec that what
-# exists keeps (existing.py); and the name the Object's own manifest asks for, which is what
-# provider-kubernetes deletes when the Object goes (keys.current_job_keys decides on it).
+# apiVersion, kind, name and annotations (where the hydrator reports) and the parts of its
+# spec that what exists keeps (existing.py); and the name the Object's own manifest asks
+# for, which is what provider-kubernetes deletes when the Object goes (keys.current_job_keys
+# decides on it).
 READ_PATHS: structs.Paths = {
     "spec": {"forProvider": {"manifest": {"metadata": {"name": None}}}},
     "status": {
         "atProvider": {
             "manifest": {
+                "apiVersion": None,
                 "kind": None,
                 "metadata": {"name": None, "annotations": None},
                 "spec": ECHOED_SPEC_READ,

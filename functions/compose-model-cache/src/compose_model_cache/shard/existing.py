@@ -10,8 +10,8 @@ class renamed, `storage.storageClassName` edited), would have provider-kubernete
 object and the API server refuse it (`spec.template: Invalid value: ...: field is
 immutable`), leaving the Object Synced=False for good, until someone deletes the object.
 
-The rule: when provider-kubernetes reports an object of the kind and the very name being
-composed (it fetches the remote object by the composed name and echoes it in
+The rule: when provider-kubernetes reports an object of the apiVersion, kind and very name
+being composed (it fetches the remote object by the composed name and echoes it in
 `status.atProvider.manifest`; after a rename it still echoes the previous object, so the
 name must match), each fixed field the function composes takes the value the API server
 returned (or is left out, when the object has none); fixed fields it does not compose stay
@@ -66,6 +66,7 @@ del ECHOED_SPEC_READ[TEMPLATE]
 class Existing:
     """A remote object as provider-kubernetes last reported it on its cluster."""
 
+    api_version: Any  # as echoed; compared with the composed manifest's, never trusted
     kind: str
     name: str
     fixed: dict[str, Any]  # its FIXED_SPEC_FIELDS, without what the server generated
@@ -114,9 +115,9 @@ def existing_object(echoed: Mapping[str, Any]) -> Existing | None:
     if kind == "Job":
         if not isinstance(template, Verbatim):
             fixed[TEMPLATE] = _template_as_composable(mapping_at(spec, TEMPLATE))
-        return Existing(kind, name, fixed)
+        return Existing(echoed.get("apiVersion"), kind, name, fixed)
     request = mapping_path(spec, "resources", "requests").get("storage")
-    return Existing(kind, name, fixed, request)
+    return Existing(echoed.get("apiVersion"), kind, name, fixed, request)
 
 
 MANIFEST_SPEC = ("spec", "forProvider", "manifest", "spec")
@@ -150,8 +151,12 @@ def keeping_fixed_fields(composed: Stamp, existing: Existing | None) -> Stamp:
     exists has them; `composed` itself when none exists or they agree. A fixed field the
     composed object leaves out stays out: the manifest does not touch it."""
     manifest = composed.shape.data["spec"]["forProvider"]["manifest"]
-    identity = (manifest.get("kind"), mapping_at(manifest, "metadata").get("name"))
-    if existing is None or identity != (existing.kind, existing.name):
+    identity = (
+        manifest.get("apiVersion"),
+        manifest.get("kind"),
+        mapping_at(manifest, "metadata").get("name"),
+    )
+    if existing is None or identity != (existing.api_version, existing.kind, existing.name):
         return composed
     if not isinstance(manifest.get("spec"), dict):
         return composed  # an Observe-only view of the user's claim: never written
