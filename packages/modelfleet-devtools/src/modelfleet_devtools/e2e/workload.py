@@ -120,6 +120,15 @@ class WorkloadClusters:
         # files, so every composed workload, route and pool meets the real API server.
         for crd in self.crds:
             kubernetes.client.kubectl("apply", "--server-side", "-f", str(crd))
+        # An object of such a kind is refused ("no matches for kind") until its CRD is
+        # Established, which a busy machine can take seconds to reach (seen in CI).
+        if self.crds:
+            names = [
+                f"crd/{yaml.safe_load(crd.read_text())['metadata']['name']}" for crd in self.crds
+            ]
+            kubernetes.client.kubectl(
+                "wait", "--for=condition=Established", "--timeout=120s", *names, timeout=150
+            )
         pods = self.pods if hydrator_containers else None
         stand_in = KubeletStandIn(name, kubernetes.client, pods=pods, sources=self.sources)
         cluster = WorkloadCluster(name, kubernetes, stand_in)
