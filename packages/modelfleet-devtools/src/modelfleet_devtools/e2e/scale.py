@@ -4,8 +4,8 @@
 (Crossplane core, provider-kubernetes, the four functions, as the e2e suite does), registers N
 InferenceClusters that all reach one workload API server, each in its own workload namespace
 and through one of a few shared ClusterProviderConfigs (scale_fleet.py), waits for them to be
-Ready and at rest, watches the idle fleet's CPU by process for `--idle-minutes` (10: one round
-of its routine work), then applies one ModelCache matching all N and measures, from
+Ready and at rest, watches the idle fleet's CPU by process for `--idle-minutes` (by default one
+round of its routine work), then applies one ModelCache matching all N and measures, from
 `kubectl apply` to Ready: wall time, the CPU the control plane spent (kube-apiserver + etcd +
 Crossplane + provider) and the CPU the functions spent.
 Then it deletes the cache and measures until nothing of it is left on either side. It prints
