@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 from compose_model_cache.shard import credentials
+from modelfleet_contracts.recheck import RECHECK_SETTLED
 from modelfleet_devtools.e2e import crossplane as e2e_crossplane
 from modelfleet_devtools.e2e import provider_config
 from test_docs import DOCS, manifests
@@ -70,7 +71,10 @@ def test_the_end_to_end_provider_runs_with_the_documented_flags() -> None:
     args = provider_config.recommended_args()
     assert INSTALL_FILE.resolve() == provider_config.INSTALL_FILE
     assert set(FLAGS) <= set(args)
-    assert {"--enable-watches", "--poll=10m"} <= set(args)
+    # The provider's poll is the fleet's round: a settled InferenceCluster asks to be run again
+    # as rarely (modelfleet_contracts.recheck).
+    poll = f"--poll={RECHECK_SETTLED.total_seconds() / 60:.0f}m"
+    assert {"--enable-watches", poll} <= set(args)
     source = inspect.getsource(e2e_crossplane.start_provider_kubernetes)
     assert "provider_config.recommended_args()" in source
     literal = set(re.findall(r'"(--[a-z-]+)', source))

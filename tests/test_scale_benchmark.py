@@ -171,7 +171,7 @@ def test_the_scale_benchmark_prints_a_row_per_size_and_the_changes_where_measure
     assert "| 300 | connection lost | 1 | 5 s | 5 s |" in final
     idle = final[final.rindex(scale.ScaleRow.IDLE_BY_PROCESS_HEADER) :].splitlines()[2:]
     assert [line.split("|")[1].strip() for line in idle] == ["20", "300"]
-    # The idle fleet is watched for one round of its routine work (the 10-minute poll and
+    # The idle fleet is watched for one round of its routine work (the provider's poll and
     # settled recheck), not a part of it that may hold all of that work or none.
     assert idle_windows == [RECHECK_SETTLED.total_seconds()] * 2
 

@@ -14,7 +14,7 @@ from modelfleet_cli.functions import FunctionServers
 from modelfleet_cli.simulate.clock import on_machine_clock, whole_seconds
 from modelfleet_cli.simulate.control_plane import START
 from modelfleet_cli.simulate.waits import NO_LONGER, WAITS, wait_line
-from modelfleet_contracts.recheck import recheck_after
+from modelfleet_contracts.recheck import RECHECK_SETTLED, recheck_after
 from simulate_runs import blocks, simulate_with_timeline
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
@@ -45,13 +45,13 @@ def test_while_the_cache_hydrates_what_waits_on_it_asks_to_be_run_again_soon(
 
 
 def test_once_settled_every_xr_is_back_to_the_default_minute(servers: FunctionServers) -> None:
-    """...and a Ready InferenceCluster, which waits on nothing, asks for ten (it is run again
-    at once when an Object it composes changes)."""
+    """...and a Ready InferenceCluster, which waits on nothing, asks for the fleet's round,
+    RECHECK_SETTLED (it is run again at once when an Object it composes changes)."""
     text, result = simulate_with_timeline(servers, QUICKSTART)
     assert result["result"] == "Ready"
     rechecks = _rechecks(result)
     assert {ttl for xr, ttl in rechecks.items() if not xr.startswith("InferenceCluster")} == {60}
-    assert {ttl for xr, ttl in rechecks.items() if xr.startswith("InferenceCluster")} == {600}
+    assert {ttl for xr, ttl in rechecks.items() if xr.startswith("InferenceCluster")} == {RECHECK_SETTLED.total_seconds()}
     said = {(xr, line.split(":")[0]) for _, xr, lines in blocks(text) for line in lines}
     # The deployment said it waited, then that it no longer does; the cluster never waited
     # (its provider config and namespace are composed, hence watched).

@@ -21,9 +21,11 @@ RECHECK_SHARE = 10
 # An XR that is Ready and waits on nothing (Outcome.settled): Crossplane runs it again as soon
 # as one of its composed resources changes (realtime compositions), so its TTL only bounds how
 # long a change of what it reads but Crossplane does not watch goes unseen (a named
-# ClusterProviderConfig deleted). The provider's own default poll. Only while Crossplane
-# delivers its events: with its circuit breaker open it keeps the default (edge/outcome.py).
-RECHECK_SETTLED = timedelta(minutes=10)
+# ClusterProviderConfig deleted). The same round as provider-kubernetes' poll in the
+# recommended configuration (docs/install/provider-kubernetes.yaml): a fleet at rest does its
+# routine work once per round (docs/benchmarks.md). Only while Crossplane delivers its events:
+# with its circuit breaker open it keeps the default (edge/outcome.py).
+RECHECK_SETTLED = timedelta(minutes=30)
 # Crossplane's --circuit-breaker-cooldown (default 5m): how long an XR's watch circuit breaker
 # stays open. Past it, the next event is let through and closes the breaker, yet the XR's
 # Responsive condition reads False until an event runs it again, at rest possibly never.

@@ -4,8 +4,8 @@
 (Crossplane core, provider-kubernetes, the four functions, as the e2e suite does), registers N
 InferenceClusters that all reach one workload API server, each in its own workload namespace
 and through one of a few shared ClusterProviderConfigs (scale_fleet.py), waits for them to be
-Ready and at rest, watches the idle fleet's CPU by process for `--idle-minutes` (10: one round
-of its routine work), then applies one ModelCache matching all N and measures, from
+Ready and at rest, watches the idle fleet's CPU by process for `--idle-minutes` (by default one
+round of its routine work), then applies one ModelCache matching all N and measures, from
 `kubectl apply` to Ready: wall time, the CPU the control plane spent (kube-apiserver + etcd +
 Crossplane + provider) and the CPU the functions spent.
 Then it deletes the cache and measures until nothing of it is left on either side. It prints
@@ -71,7 +71,7 @@ OBJECTS = resource_path("kubernetes.m.crossplane.io/v1alpha1", "objects", NAMESP
 SHARDS = resource_path("modelfleet.io/v1alpha1", "modelcacheshards", NAMESPACE)
 # How long the registered fleet is watched doing nothing but its routine work, before the
 # cache is applied: what the fleet costs anyway, so the cache's own cost can be told from it.
-# That work comes round every 10 minutes (the provider's --poll, each InferenceCluster's
+# That work comes round every 30 minutes (the provider's --poll, each InferenceCluster's
 # settled recheck), starting from when each cluster was registered, which takes seconds for 20
 # clusters and 12 minutes for 1000: a shorter window sees all of it, some or none by chance.
 IDLE_MINUTES = RECHECK_SETTLED.total_seconds() / 60

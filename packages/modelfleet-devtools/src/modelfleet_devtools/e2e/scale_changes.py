@@ -28,6 +28,7 @@ from datetime import datetime
 from typing import Any
 
 import yaml
+from modelfleet_contracts.recheck import RECHECK_SETTLED
 
 from .crossplane import CROSSPLANE_NAMESPACE
 from .fleet import condition
@@ -39,8 +40,8 @@ Json = dict[str, Any]
 PROBED = 5
 POLL_SECONDS = 2
 # How long each change may take to be seen before the clusters left are reported unseen: the
-# provider's 10-minute poll with its 10 % jitter, and a minute more.
-LIMIT_SECONDS = 720
+# provider's poll (RECHECK_SETTLED's round) with its 10 % jitter, and a minute more.
+LIMIT_SECONDS = round(RECHECK_SETTLED.total_seconds() * 1.1) + 60
 PROBE_LABEL = {"modelfleet.io/bench-probe": "changes"}
 PROBE_CACHE = "probe"
 PROBE_DEPLOYMENT = "probe"
