@@ -51,7 +51,8 @@ def test_once_settled_every_xr_is_back_to_the_default_minute(servers: FunctionSe
     assert result["result"] == "Ready"
     rechecks = _rechecks(result)
     assert {ttl for xr, ttl in rechecks.items() if not xr.startswith("InferenceCluster")} == {60}
-    assert {ttl for xr, ttl in rechecks.items() if xr.startswith("InferenceCluster")} == {RECHECK_SETTLED.total_seconds()}
+    settled = RECHECK_SETTLED.total_seconds()
+    assert {ttl for xr, ttl in rechecks.items() if xr.startswith("InferenceCluster")} == {settled}
     said = {(xr, line.split(":")[0]) for _, xr, lines in blocks(text) for line in lines}
     # The deployment said it waited, then that it no longer does; the cluster never waited
     # (its provider config and namespace are composed, hence watched).
