@@ -71,7 +71,7 @@ OBJECTS = resource_path("kubernetes.m.crossplane.io/v1alpha1", "objects", NAMESP
 SHARDS = resource_path("modelfleet.io/v1alpha1", "modelcacheshards", NAMESPACE)
 # How long the registered fleet is watched doing nothing but its routine work, before the
 # cache is applied: what the fleet costs anyway, so the cache's own cost can be told from it.
-# That work comes round every 30 minutes (the provider's --poll, each InferenceCluster's
+# That work comes round once per RECHECK_SETTLED (the provider's --poll, each InferenceCluster's
 # settled recheck), starting from when each cluster was registered, which takes seconds for 20
 # clusters and 12 minutes for 1000: a shorter window sees all of it, some or none by chance.
 IDLE_MINUTES = RECHECK_SETTLED.total_seconds() / 60
