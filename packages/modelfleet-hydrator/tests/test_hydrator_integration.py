@@ -78,7 +78,11 @@ def test_a_killed_run_resumes_and_refetches_only_the_unfinished_file(hub, tmp_pa
     command, env, fingerprint = composed_job(revision="main", **FILTERS)
     argv = local_argv(command, tmp_path / "claim")
     staging = tmp_path / "claim" / f".staging-{fingerprint}"
-    others = [staging / name for name in EXPECTED_MAIN if name != shard]
+    # A file is finished once huggingface_hub has recorded it beside the weights: it moves the
+    # file into place first and writes that record after, and a run killed between the two
+    # rightly fetches the file again.
+    records = staging / ".cache" / "huggingface" / "download"
+    others = [records / f"{name}.metadata" for name in EXPECTED_MAIN if name != shard]
     proc = subprocess.Popen(
         argv, env=job_env(env, hub, tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT
     )
