@@ -211,3 +211,7 @@ def test_the_scale_benchmark_says_which_requests_the_idle_fleet_made():
     assert scale_requests.busiest(before, after, 10) == (
         "UPDATE objects/status 7.00/s, APPLY objects 3.00/s"
     )
+    # While a cache stages, the same counts per cluster staged.
+    assert scale_requests.busiest(before, after, 20, unit=" per staging") == (
+        "UPDATE objects/status 3.50 per staging, APPLY objects 1.50 per staging"
+    )

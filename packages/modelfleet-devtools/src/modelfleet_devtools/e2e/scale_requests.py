@@ -1,7 +1,6 @@
-"""What the control plane's API server was asked while the fleet sat idle
-(modelfleet-scale-bench): its `apiserver_request_total` counters, read before and after, as
-requests per second by verb and resource, so the idle fleet's CPU can be told apart by who
-writes what."""
+"""What the control plane's API server was asked while the fleet sat idle and while a cache
+staged (modelfleet-scale-bench): its `apiserver_request_total` counters, read before and after,
+by verb and resource, so the control plane's CPU can be told apart by who writes what."""
 
 from __future__ import annotations
 
@@ -35,12 +34,17 @@ def read_request_counts(client: KubeClient) -> Counter[tuple[str, str]]:
 
 
 def busiest(
-    before: Counter[tuple[str, str]], after: Counter[tuple[str, str]], seconds: float, top: int = 8
+    before: Counter[tuple[str, str]],
+    after: Counter[tuple[str, str]],
+    per: float,
+    top: int = 8,
+    unit: str = "/s",
 ) -> str:
-    """The `top` (verb, resource) pairs by requests per second between two readings."""
-    rates = Counter({key: (after[key] - before[key]) / seconds for key in after})
+    """The `top` (verb, resource) pairs by requests between two readings, divided by `per`
+    (seconds, or cluster stagings with another `unit`)."""
+    rates = Counter({key: (after[key] - before[key]) / per for key in after})
     return ", ".join(
-        f"{verb} {resource} {rate:.2f}/s"
+        f"{verb} {resource} {rate:.2f}{unit}"
         for (verb, resource), rate in rates.most_common(top)
         if rate > 0
     )
