@@ -7,7 +7,7 @@ hydration fails for good hands its replicas to another (make before break), and 
 fleet leaves nothing behind (a Retain claim aside, which it keeps). A change on a cluster whose
 API server restarted (breaking provider-kubernetes' watches) is still seen in seconds, and a
 provider-kubernetes restart mid-staging loses nothing: provider-kubernetes runs as the docs
-install it (watches on claims, Jobs and serving workloads, a 30-minute poll for the rest), so
+install it (watches on claims, Jobs and serving workloads, a 60-minute poll for the rest), so
 a change these scenarios wait for within a minute is one only a (re-established) watch
 delivers that soon."""
 
@@ -221,7 +221,7 @@ def test_a_function_container_killed_mid_reconcile_is_restarted_and_loses_nothin
 # reflector (v0.33, in provider-kubernetes v1.2.1) retries a broken watch after a backoff that
 # stays in [30, 60) s until it has had two minutes without a failure, as after the
 # disconnection scenario above; then the XR runs again, within its 60 s TTL if Crossplane's
-# circuit breaker holds the Object's event. Far below the provider's 30-minute poll, so only
+# circuit breaker holds the Object's event. Far below the provider's 60-minute poll, so only
 # a watch that comes back meets it.
 SEEN_WITHIN = 120
 

@@ -35,8 +35,8 @@ def responsive_condition(responsive: dict[str, str] | timedelta) -> dict[str, st
     [
         # Ready and waiting on nothing: Crossplane runs it again when a composed Object
         # changes, so it asks to be polled only rarely.
-        (None, None, timedelta(minutes=30)),
-        (None, CIRCUIT_CLOSED, timedelta(minutes=30)),
+        (None, None, timedelta(minutes=60)),
+        (None, CIRCUIT_CLOSED, timedelta(minutes=60)),
         # Crossplane's circuit breaker for it is open: the events that would run it again (a
         # spec edit among them) are dropped, so it keeps the default minute.
         (None, CIRCUIT_OPEN, timedelta(minutes=1)),
@@ -44,7 +44,7 @@ def responsive_condition(responsive: dict[str, str] | timedelta) -> dict[str, st
         # Opened at its birth, over 5 minutes ago: Crossplane lets the next event through and
         # closes the breaker, but leaves Responsive False until an event runs it, which at
         # rest may never come; polling it every minute meanwhile would cost a fleet at rest.
-        (None, timedelta(minutes=6), timedelta(minutes=30)),
+        (None, timedelta(minutes=6), timedelta(minutes=60)),
         # Still coming up: the default TTL.
         (NAMESPACE, None, timedelta(minutes=1)),
         (sorted(HYDRATOR_ACCESS)[0], None, timedelta(minutes=1)),

@@ -25,7 +25,7 @@ RECHECK_SHARE = 10
 # recommended configuration (docs/install/provider-kubernetes.yaml): a fleet at rest does its
 # routine work once per round (docs/benchmarks.md). Only while Crossplane delivers its events:
 # with its circuit breaker open it keeps the default (edge/outcome.py).
-RECHECK_SETTLED = timedelta(minutes=30)
+RECHECK_SETTLED = timedelta(minutes=60)
 # Crossplane's --circuit-breaker-cooldown (default 5m): how long an XR's watch circuit breaker
 # stays open. Past it, the next event is let through and closes the breaker, yet the XR's
 # Responsive condition reads False until an event runs it again, at rest possibly never.
