@@ -211,8 +211,8 @@ def measure(
         asked = busiest(asked_before, read_request_counts(plane.client), idle_seconds)
         say(f"API server requests idle: {asked}")
         idle_by_process = idle_cpu_by_process(idle_before, idle_after, idle_seconds)
+        asked_before = read_request_counts(plane.client)  # before any CPU reading of the staging
         each_before = cpu_by_process(plane.processes)
-        asked_before = read_request_counts(plane.client)
         cp_before = cpu_seconds(plane.processes, CONTROL_PLANE)
         fn_before = cpu_seconds(plane.processes, FUNCTIONS)
         started = time.monotonic()
