@@ -10,7 +10,9 @@ round of its routine work), then applies one ModelCache matching all N and measu
 Crossplane + provider) and the CPU the functions spent.
 Then it deletes the cache and measures until nothing of it is left on either side. It prints
 one markdown table row per N; at `--changes-at` sizes, how soon changes on a cluster are seen
-on the fleet at rest (scale_changes.py).
+on the fleet at rest (scale_changes.py). With `--side-by-side` the sizes' idle windows run at
+once, each plane in a network namespace of its own, and their stagings one after another
+(scale_side_by_side.py).
 
 With `--steady-minutes M` it first watches the Ready cache for M minutes and says, on standard
 error, how many calls compose-model-cache answered for the cache and its shards meanwhile,
@@ -50,6 +52,14 @@ from .scale_changes import (
 from .scale_fleet import LABEL, register_clusters, wait_until_at_rest
 from .scale_requests import busiest, read_request_counts
 from .scale_rows import ScaleRow, cpu_seconds, crossplane_version, header
+from .scale_side_by_side import (
+    ensure_namespace,
+    keep_row,
+    namespace_for,
+    one_size,
+    run_side_by_side,
+    wait_for_turn,
+)
 from .stack import RealControlPlane, link_binaries, start_control_plane
 from .steady import calls_in_window, replays_beside_trace
 
@@ -185,11 +195,13 @@ def measure(
     steady_seconds: float = 0,
     keep_requests: bool = False,
     hydrator_containers: bool = False,
+    before_staging: Callable[[], None] | None = None,
 ) -> ScaleRow:
     """One fleet size's row. With `changes`, the row is handed to it as soon as it is
     measured, then how soon changes are seen on the fleet at rest is measured into it. With
     `steady_seconds`, the Ready cache is first watched that long (watch_steady_state);
-    `keep_requests` keeps every request compose-model-cache is sent."""
+    `keep_requests` keeps every request compose-model-cache is sent. `before_staging` is
+    called once the idle fleet has been watched, and the cache is applied when it returns."""
     bins = link_binaries(work / "bin")
     plane = start_control_plane(bins, SHARED_REALCP_DIR, work, crossplane_poll="1m")
     if keep_requests:
@@ -211,6 +223,8 @@ def measure(
         asked = busiest(asked_before, read_request_counts(plane.client), idle_seconds)
         say(f"API server requests idle: {asked}")
         idle_by_process = idle_cpu_by_process(idle_before, idle_after, idle_seconds)
+        if before_staging is not None:
+            before_staging()
         asked_before = read_request_counts(plane.client)  # before any CPU reading of the staging
         each_before = cpu_by_process(plane.processes)
         cp_before = cpu_seconds(plane.processes, CONTROL_PLANE)
@@ -308,6 +322,15 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="run every hydration Job as a hydrator container on this machine (else simulated)",
     )
+    parser.add_argument(
+        "--side-by-side",
+        action="store_true",
+        help="run every size's control plane at once, each in a network namespace of its own "
+        "(needs root), for their idle windows; then stage one size at a time, smallest first",
+    )
+    # A size's process under --side-by-side: wait for this file before staging, then leave
+    # the row beside it (scale_side_by_side.py).
+    parser.add_argument("--turn", type=Path, help=argparse.SUPPRESS)
     given = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(given)
     # Stopped with SIGTERM, still stop every process it started (atexit runs on SystemExit).
@@ -337,6 +360,12 @@ def main(argv: list[str] | None = None) -> int:
             write_sections(BENCHMARKS_DOC, {SECTION: "\n".join(table)})
 
     rows: list[ScaleRow] = []
+    if args.side_by_side:
+        for n in sizes:
+            ensure_namespace(namespace_for(n))
+        for row in run_side_by_side(sizes, args.work / "turns", lambda n, t: one_size(args, n, t)):
+            report(row)
+        return 0
     for n in sizes:
         row = measure(
             n, args.work / f"n{n}", version, args.limit_minutes * 60,
@@ -345,7 +374,10 @@ def main(argv: list[str] | None = None) -> int:
             idle_seconds=args.idle_minutes * 60,
             steady_seconds=args.steady_minutes * 60, keep_requests=args.keep_requests,
             hydrator_containers=args.hydrator_containers,
+            before_staging=(lambda: wait_for_turn(args.turn)) if args.turn else None,
         )  # fmt: skip
+        if args.turn is not None:
+            keep_row(args.turn, row)
         report(row)
     return 0
 
