@@ -96,9 +96,9 @@ def test_each_size_runs_alone_in_its_network_namespace_with_the_same_settings(tm
         hydrator_containers=True,
     )  # fmt: skip
     argv = scale_side_by_side.one_size(args, 300, tmp_path / "turns" / "n300")
-    assert argv[:4] == ["ip", "netns", "exec", "modelfleet-bench-300"]
-    assert argv[4:7] == [sys.executable, "-m", "modelfleet_devtools.e2e.scale"]
-    given = argv[7:]
+    assert argv[:2] == ["nsenter", "--net=/run/netns/modelfleet-bench-300"]
+    assert argv[2:5] == [sys.executable, "-m", "modelfleet_devtools.e2e.scale"]
+    given = argv[5:]
     assert given[given.index("--clusters") + 1] == "300"
     assert given[given.index("--idle-minutes") + 1] == "60.0"
     assert given[given.index("--turn") + 1] == str(tmp_path / "turns" / "n300")

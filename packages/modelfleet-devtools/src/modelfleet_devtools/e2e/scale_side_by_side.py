@@ -12,6 +12,7 @@ its turn by creating its turn file, and takes the next turn when that process ha
 from __future__ import annotations
 
 import argparse
+import os
 import pickle
 import subprocess
 import sys
@@ -26,6 +27,9 @@ from .scale_rows import ScaleRow
 POLL_SECONDS = 5
 NAMESPACE_PREFIX = "modelfleet-bench-"
 SIZE_MODULE = "modelfleet_devtools.e2e.scale"  # the benchmark, run once per size
+# A network namespace here has only its loopback: each size builds the release from the wheels
+# in uv's cache, as an earlier build outside one left them (the e2e suite, modelfleet-release).
+SIZE_ENV = {**os.environ, "UV_OFFLINE": "1"}
 
 
 def namespace_for(n: int) -> str:
@@ -48,8 +52,10 @@ def ensure_namespace(name: str) -> None:
 def one_size(args: argparse.Namespace, n: int, turn: Path) -> list[str]:
     """The command of size `n`'s process under --side-by-side: in its network namespace, this
     benchmark at that size alone, with the same settings, staging on its turn."""
+    # nsenter, not `ip netns exec`: that also remounts /sys, without the cgroup mounts runc
+    # needs to start the functions' containers.
     argv = [
-        "ip", "netns", "exec", namespace_for(n), sys.executable, "-m", SIZE_MODULE,
+        "nsenter", f"--net=/run/netns/{namespace_for(n)}", sys.executable, "-m", SIZE_MODULE,
         "--clusters", str(n), "--work", str(args.work), "--changes-at", args.changes_at,
         "--limit-minutes", str(args.limit_minutes), "--idle-minutes", str(args.idle_minutes),
         "--connection-limit-seconds", str(args.connection_limit_seconds),
@@ -102,7 +108,9 @@ def run_side_by_side(
             turn, log = turns / f"n{n}", turns / f"n{n}.log"
             with log.open("wb") as out:
                 running[n] = (
-                    subprocess.Popen(command(n, turn), stdout=out, stderr=subprocess.STDOUT),
+                    subprocess.Popen(
+                        command(n, turn), stdout=out, stderr=subprocess.STDOUT, env=SIZE_ENV
+                    ),
                     log,
                 )
             say(f"N = {n}: started beside the others, log {log}")
