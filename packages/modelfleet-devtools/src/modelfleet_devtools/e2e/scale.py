@@ -53,7 +53,7 @@ from .scale_fleet import LABEL, register_clusters, wait_until_at_rest
 from .scale_requests import busiest, read_request_counts
 from .scale_rows import ScaleRow, cpu_seconds, crossplane_version, header
 from .scale_side_by_side import (
-    ensure_namespace,
+    ensure_network_namespace,
     keep_row,
     namespace_for,
     one_size,
@@ -362,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[ScaleRow] = []
     if args.side_by_side:
         for n in sizes:
-            ensure_namespace(namespace_for(n))
+            ensure_network_namespace(namespace_for(n))
         for row in run_side_by_side(sizes, args.work / "turns", lambda n, t: one_size(args, n, t)):
             report(row)
         return 0

@@ -36,7 +36,7 @@ def namespace_for(n: int) -> str:
     return f"{NAMESPACE_PREFIX}{n}"
 
 
-def ensure_namespace(name: str) -> None:
+def ensure_network_namespace(name: str) -> None:
     """A network namespace with its loopback up (made if missing); needs root and iproute2."""
     listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=False)
     if listed.returncode != 0:
