@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,9 +38,15 @@ class Kubernetes:
 
 
 def start_kubernetes(
-    processes: Processes, bins: Path, work: Path, *, name: str = "control-plane"
+    processes: Processes,
+    bins: Path,
+    work: Path,
+    *,
+    name: str = "control-plane",
+    apiserver_flags: Sequence[str] = (),
 ) -> Kubernetes:
-    """One Kubernetes API: its own etcd, API server and controllers, logs named after it."""
+    """One Kubernetes API: its own etcd, API server (with `apiserver_flags` besides its own)
+    and controllers, logs named after it."""
     certs = work / "pki"
     ca = pki.make_ca(certs, "kube-ca")
     serving = pki.sign(
@@ -75,7 +82,7 @@ def start_kubernetes(
             "--service-account-signing-key-file", sa_key,
             "--service-cluster-ip-range", "10.96.0.0/24",
             "--endpoint-reconciler-type", "none",  # no kubelet serves the kubernetes Service
-            "--profiling=false",
+            "--profiling=false", *apiserver_flags,
         ],
     )  # fmt: skip
     server = f"https://127.0.0.1:{api_port}"

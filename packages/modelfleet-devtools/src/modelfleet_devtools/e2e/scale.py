@@ -29,6 +29,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,7 @@ from .functions import trace_file
 from .kube import resource_path
 from .packages import FUNCTIONS
 from .processes import Processes, wait_for
+from .scale_audit import AuditLog, who_wrote
 from .scale_changes import (
     LIMIT_SECONDS,
     ChangeSeen,
@@ -196,14 +198,20 @@ def measure(
     keep_requests: bool = False,
     hydrator_containers: bool = False,
     before_staging: Callable[[], None] | None = None,
+    audit: bool = False,
 ) -> ScaleRow:
     """One fleet size's row. With `changes`, the row is handed to it as soon as it is
     measured, then how soon changes are seen on the fleet at rest is measured into it. With
     `steady_seconds`, the Ready cache is first watched that long (watch_steady_state);
     `keep_requests` keeps every request compose-model-cache is sent. `before_staging` is
-    called once the idle fleet has been watched, and the cache is applied when it returns."""
+    called once the idle fleet has been watched, and the cache is applied when it returns.
+    `audit` says who wrote what while the cache staged (scale_audit.py)."""
     bins = link_binaries(work / "bin")
-    plane = start_control_plane(bins, SHARED_REALCP_DIR, work, crossplane_poll="1m")
+    audit_log = AuditLog.under(work / "audit") if audit else None
+    plane = start_control_plane(
+        bins, SHARED_REALCP_DIR, work, crossplane_poll="1m",
+        apiserver_flags=audit_log.apiserver_flags() if audit_log else (),
+    )  # fmt: skip
     if keep_requests:
         kept = trace_file(plane.work, CACHE_FUNCTION).parent / "requests"
         kept.mkdir(exist_ok=True)
@@ -229,7 +237,7 @@ def measure(
         each_before = cpu_by_process(plane.processes)
         cp_before = cpu_seconds(plane.processes, CONTROL_PLANE)
         fn_before = cpu_seconds(plane.processes, FUNCTIONS)
-        started = time.monotonic()
+        started, staging_from = time.monotonic(), datetime.now(UTC)
         plane.apply(model_cache())
         seen_ready: dict[str, float] = {}
         not_ready = ""
@@ -249,6 +257,9 @@ def measure(
         # Read after the CPU, so that this reading is not counted in it.
         asked = busiest(asked_before, read_request_counts(plane.client), n, unit=" per staging")
         say(f"API server requests to Ready: {asked}")
+        if audit_log:
+            wrote = who_wrote(audit_log.log, staging_from, datetime.now(UTC), n)
+            say(f"API server writes to Ready, by client, per staging: {wrote}")
         job_to_row = job_to_row_seconds(plane, seen_ready)
         if steady_seconds and not not_ready:
             watch_steady_state(plane, steady_seconds)
@@ -317,6 +328,7 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="keep every request compose-model-cache was sent (WORK/nN/calls/requests)",
     )
+    parser.add_argument("--audit", action="store_true", help="say who wrote what while staging")
     parser.add_argument(
         "--hydrator-containers",
         action="store_true",
@@ -375,6 +387,7 @@ def main(argv: list[str] | None = None) -> int:
             steady_seconds=args.steady_minutes * 60, keep_requests=args.keep_requests,
             hydrator_containers=args.hydrator_containers,
             before_staging=(lambda: wait_for_turn(args.turn)) if args.turn else None,
+            audit=args.audit,
         )  # fmt: skip
         if args.turn is not None:
             keep_row(args.turn, row)

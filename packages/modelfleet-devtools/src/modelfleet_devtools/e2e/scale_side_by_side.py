@@ -65,6 +65,8 @@ def one_size(args: argparse.Namespace, n: int, turn: Path) -> list[str]:
         argv.append("--keep-requests")
     if args.hydrator_containers:
         argv.append("--hydrator-containers")
+    if args.audit:
+        argv.append("--audit")
     return argv
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -193,17 +193,21 @@ def start_control_plane(
     *,
     crossplane_poll: str = "1m",
     release: Release | None = None,
+    apiserver_flags: Sequence[str] = (),
 ) -> RealControlPlane:
     """Start everything and install Modelfleet `release` (this checkout unless told) from its
     Configuration package, as its users did.
 
     `crossplane_poll` is Crossplane's --poll-interval, which applies only to an XR whose
     functions returned no response TTL (ours return one: docs/concepts.md). provider-kubernetes
-    runs with the recommended configuration the docs install (provider_config.py)."""
+    runs with the recommended configuration the docs install (provider_config.py).
+    `apiserver_flags` go to the control plane's API server (an audit log, say)."""
     release = release or current_release()
     processes = Processes(work / "logs")
     try:
-        kube = start_kubernetes(processes, bins, work / "control-plane")
+        kube = start_kubernetes(
+            processes, bins, work / "control-plane", apiserver_flags=apiserver_flags
+        )
         client = kube.client
         registry = crossplane.start_registry(processes, bins, work)
         provider_crds = shared_realcp / "crds" / "provider-kubernetes"
