@@ -83,6 +83,8 @@ def test_the_api_server_is_told_to_log_writes_only(tmp_path):
     audit = AuditLog.under(tmp_path / "audit")
     flags = audit.apiserver_flags()
     assert flags[flags.index("--audit-log-path") + 1] == str(audit.log)
+    # One file, never rotated: the summary reads only that one.
+    assert int(flags[flags.index("--audit-log-maxsize") + 1]) >= 1_000_000
     assert json.loads(audit.policy.read_text()) == POLICY
     first, last = POLICY["rules"]
     assert set(first["verbs"]) == {"create", "update", "patch", "delete"}

@@ -25,6 +25,7 @@ POLICY = {
     ],
 }
 CONFLICT = 409
+NO_ROTATION_MB = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,12 @@ class AuditLog:
         return cls(policy, folder / "audit.log")
 
     def apiserver_flags(self) -> list[str]:
-        return ["--audit-policy-file", str(self.policy), "--audit-log-path", str(self.log)]
+        # The API server rotates its log at 100 MB unless told (a fleet of 1000 registering
+        # writes more), and the summary reads one file: never rotate.
+        return [
+            "--audit-policy-file", str(self.policy), "--audit-log-path", str(self.log),
+            "--audit-log-maxsize", str(NO_ROTATION_MB),
+        ]  # fmt: skip
 
 
 def _client(user_agent: str) -> str:
