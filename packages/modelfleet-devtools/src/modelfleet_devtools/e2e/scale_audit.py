@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from .scale_requests import resource_label
+
 # Metadata is enough to count (who, what, the response code); reads are left out, as the
 # request counters already give them and they would grow the log tenfold.
 POLICY = {
@@ -68,9 +70,7 @@ def writes_between(
         if not start <= received < end:
             continue
         ref = event.get("objectRef") or {}
-        resource = ref.get("resource", "")
-        if ref.get("subresource"):
-            resource = f"{resource}/{ref['subresource']}"
+        resource = resource_label(ref.get("resource", ""), ref.get("subresource", ""))
         key = (_client(event.get("userAgent", "")), event.get("verb", ""), resource)
         writes[key] += 1
         if (event.get("responseStatus") or {}).get("code") == CONFLICT:

@@ -14,6 +14,11 @@ _SAMPLE = re.compile(r"^apiserver_request_total\{(?P<labels>[^}]*)\} (?P<value>\
 _LABEL = re.compile(r'(\w+)="([^"]*)"')
 
 
+def resource_label(resource: str, subresource: str) -> str:
+    """`objects`, or `objects/status` for a subresource: how requests are named here."""
+    return f"{resource}/{subresource}" if subresource else resource
+
+
 def request_counts(metrics_text: str) -> Counter[tuple[str, str]]:
     """Requests so far by (verb, resource[/subresource]), from the API server's /metrics text."""
     counts: Counter[tuple[str, str]] = Counter()
@@ -22,9 +27,7 @@ def request_counts(metrics_text: str) -> Counter[tuple[str, str]]:
         if sample is None:
             continue
         labels = dict(_LABEL.findall(sample["labels"]))
-        resource = labels.get("resource", "")
-        if labels.get("subresource"):
-            resource = f"{resource}/{labels['subresource']}"
+        resource = resource_label(labels.get("resource", ""), labels.get("subresource", ""))
         counts[(labels.get("verb", ""), resource)] += int(float(sample["value"]))
     return counts
 
