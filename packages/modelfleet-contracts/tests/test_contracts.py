@@ -15,6 +15,7 @@ from modelfleet_contracts.models.modeldeployment import ModelDeploymentSpec
 from modelfleet_contracts.mounts import MODEL_MOUNT_PATH, mounted_model_path
 from modelfleet_contracts.naming import cache_claim_name, remote_name, workload_name
 from modelfleet_contracts.objects import (
+    EXTERNAL_NAME_ANNOTATION,
     OBSERVE_ONLY,
     PVC_BOUND,
     kubernetes_object,
@@ -97,6 +98,16 @@ def test_an_object_wraps_the_manifest_for_the_clusters_provider_config():
     assert spec["references"][0]["toFieldPath"] == "data.HF_TOKEN"
     assert "watch" not in spec  # polled unless asked
     assert kubernetes_object(manifest, "gke-us", watch=True)["spec"]["watch"] is True
+
+
+def test_an_objects_external_name_is_its_remote_objects_name():
+    """Composed, so provider-kubernetes never writes one of its own on a new Object."""
+    named = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "modelfleet"}}
+    obj = kubernetes_object(named, "gke-us", labels={"modelfleet.io/modelcache": "kimi"})
+    assert obj["metadata"]["annotations"] == {EXTERNAL_NAME_ANNOTATION: "modelfleet"}
+    assert obj["metadata"]["labels"] == {"modelfleet.io/modelcache": "kimi"}
+    unnamed = {"apiVersion": "v1", "kind": "Namespace", "metadata": {}}
+    assert "metadata" not in kubernetes_object(unnamed, "gke-us")
 
 
 @pytest.mark.parametrize(

@@ -29,6 +29,13 @@ AVAILABLE = (
 )
 NAMESPACE_ACTIVE = "object.status.phase == 'Active'"
 
+# Composed on every Object, naming the remote object it manages. crossplane-runtime writes an
+# external name of its own (the Object's name) only when none is there; provider-kubernetes
+# never reads it back (its Objects find their remote object by the manifest). Composing it
+# saves each new Object the provider's first update, and the reconciles of the Object and of
+# its XR that the update would queue.
+EXTERNAL_NAME_ANNOTATION = "crossplane.io/external-name"
+
 
 def kubernetes_object(
     manifest: dict[str, Any],
@@ -46,6 +53,7 @@ def kubernetes_object(
     `readiness_query` switches readiness to `DeriveFromCelQuery`; without it the provider's
     default (`SuccessfulCreate`) applies. `namespace` is only needed when the composing XR is
     cluster-scoped (a namespaced XR's composed resources land in its own namespace).
+    The Object's external name is the remote object's name (`EXTERNAL_NAME_ANNOTATION`).
     `watch` sets `spec.watch`: provider-kubernetes, run with `--enable-watches` (the
     configuration docs/install/provider-kubernetes.yaml installs), watches the remote object
     and observes the Object as soon as it changes, instead of at its next poll (rare: a
@@ -67,6 +75,9 @@ def kubernetes_object(
     metadata: dict[str, Any] = {}
     if labels:
         metadata["labels"] = dict(labels)
+    remote_name = (manifest.get("metadata") or {}).get("name")
+    if remote_name:
+        metadata["annotations"] = {EXTERNAL_NAME_ANNOTATION: remote_name}
     if namespace:
         metadata["namespace"] = namespace
     obj: dict[str, Any] = {"apiVersion": OBJECT_API_VERSION, "kind": OBJECT_KIND, "spec": spec}

@@ -196,19 +196,19 @@ def observed_as_stored(
         )
     metadata = obj.setdefault("metadata", {})
     # What the provider's managed reconciler writes on the Object itself.
-    reconciler = {
-        "annotations": {
-            "crossplane.io/external-name": metadata.get("name", ""),
-            "crossplane.io/external-create-pending": STAMP,
-            "crossplane.io/external-create-succeeded": STAMP,
-        },
-        "finalizers": ["finalizer.managedresource.crossplane.io"],
+    written: dict[str, str] = {
+        "crossplane.io/external-name": metadata.get("name", ""),
+        "crossplane.io/external-create-pending": STAMP,
+        "crossplane.io/external-create-succeeded": STAMP,
     }
+    reconciler = {"annotations": written, "finalizers": ["finalizer.managedresource.crossplane.io"]}
     for condition in obj["status"]["conditions"]:
         condition.setdefault("lastTransitionTime", STAMP)
         condition.setdefault("observedGeneration", 1)
     _server_metadata(obj, COMPOSED_MANAGER, "provider-kubernetes")
-    metadata.setdefault("annotations", {}).update(reconciler["annotations"])
+    # The reconciler's external name is written only where none was composed.
+    annotations = metadata.setdefault("annotations", {})
+    annotations.update({**written, **annotations})
     metadata.setdefault("finalizers", reconciler["finalizers"])
     metadata["managedFields"].insert(
         1, _entry("provider-kubernetes", "Update", {"metadata": reconciler})
