@@ -32,7 +32,7 @@ NAMESPACE_ACTIVE = "object.status.phase == 'Active'"
 # Composed on every Object, naming the remote object it manages. crossplane-runtime writes an
 # external name of its own (the Object's name) only when none is there; provider-kubernetes
 # never reads it back (its Objects find their remote object by the manifest). Composing it
-# saves each new Object the provider's first update, and the reconciles of the Object and of
+# saves each new Object one of the provider's updates, and the reconciles of the Object and of
 # its XR that the update would queue.
 EXTERNAL_NAME_ANNOTATION = "crossplane.io/external-name"
 

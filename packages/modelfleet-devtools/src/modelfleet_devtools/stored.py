@@ -9,6 +9,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from modelfleet_contracts.objects import EXTERNAL_NAME_ANNOTATION
+
 from modelfleet_devtools.world import observed_object
 
 OBJECT_API = "kubernetes.m.crossplane.io/v1alpha1"
@@ -197,7 +199,7 @@ def observed_as_stored(
     metadata = obj.setdefault("metadata", {})
     # What the provider's managed reconciler writes on the Object itself.
     written: dict[str, str] = {
-        "crossplane.io/external-name": metadata.get("name", ""),
+        EXTERNAL_NAME_ANNOTATION: metadata.get("name", ""),
         "crossplane.io/external-create-pending": STAMP,
         "crossplane.io/external-create-succeeded": STAMP,
     }
