@@ -4,6 +4,7 @@ and the stagings, which are timed, take turns, smallest first."""
 import argparse
 import sys
 import textwrap
+from contextlib import nullcontext
 from pathlib import Path
 
 import pytest
@@ -112,3 +113,44 @@ def test_the_module_a_size_runs_is_the_benchmark():
 
     assert scale.__name__ == scale_side_by_side.SIZE_MODULE
     assert isinstance(scale.ScaleRow(1, 1, "v", 0, 0, 0, 0, 0), ScaleRow)
+
+
+class FakeIp:
+    """`ip netns` as the benchmark calls it: the namespaces there are, and what was run."""
+
+    def __init__(self, existing: set[str]):
+        self.namespaces = set(existing)
+        self.ran: list[list[str]] = []
+
+    def __call__(self, argv, **_):
+        self.ran.append(argv)
+        verb, name = argv[2], argv[3] if len(argv) > 3 else ""
+        if verb == "add":
+            self.namespaces.add(name)
+        elif verb == "delete":
+            self.namespaces.discard(name)
+        listing = "".join(f"{n} (id: 0)\n" for n in sorted(self.namespaces))
+        return argparse.Namespace(returncode=0, stdout=listing, stderr="")
+
+
+@pytest.mark.parametrize("how_the_run_ends", ["every row written", "a size failed"])
+def test_a_run_deletes_the_network_namespaces_it_made_and_keeps_those_it_found(
+    monkeypatch, how_the_run_ends
+):
+    ip = FakeIp(existing={"modelfleet-bench-20", "someone-elses"})
+    monkeypatch.setattr(scale_side_by_side.subprocess, "run", ip)
+    wanted = ["modelfleet-bench-20", "modelfleet-bench-1000"]
+
+    fails = how_the_run_ends == "a size failed"
+    with (
+        pytest.raises(RuntimeError) if fails else nullcontext(),
+        scale_side_by_side.network_namespaces(wanted),
+    ):
+        assert set(wanted) <= ip.namespaces
+        assert ["ip", "netns", "add", "modelfleet-bench-20"] not in ip.ran  # found, used
+        if fails:
+            raise RuntimeError("the benchmark at N = 1000 ended without its row")
+
+    assert ip.namespaces == {"modelfleet-bench-20", "someone-elses"}
+    loopbacks_up = [argv[3] for argv in ip.ran if argv[-3:] == ["set", "lo", "up"]]
+    assert loopbacks_up == wanted

@@ -55,9 +55,9 @@ from .scale_fleet import LABEL, register_clusters, wait_until_at_rest
 from .scale_requests import busiest, read_request_counts
 from .scale_rows import ScaleRow, cpu_seconds, crossplane_version, header
 from .scale_side_by_side import (
-    ensure_network_namespace,
     keep_row,
     namespace_for,
+    network_namespaces,
     one_size,
     run_side_by_side,
     wait_for_turn,
@@ -373,10 +373,10 @@ def main(argv: list[str] | None = None) -> int:
 
     rows: list[ScaleRow] = []
     if args.side_by_side:
-        for n in sizes:
-            ensure_network_namespace(namespace_for(n))
-        for row in run_side_by_side(sizes, args.work / "turns", lambda n, t: one_size(args, n, t)):
-            report(row)
+        turns, size = args.work / "turns", (lambda n, t: one_size(args, n, t))
+        with network_namespaces([namespace_for(n) for n in sizes]):
+            for row in run_side_by_side(sizes, turns, size):
+                report(row)
         return 0
     for n in sizes:
         row = measure(

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from .scale_changes import say
@@ -36,17 +37,35 @@ def namespace_for(n: int) -> str:
     return f"{NAMESPACE_PREFIX}{n}"
 
 
-def ensure_network_namespace(name: str) -> None:
-    """A network namespace with its loopback up (made if missing); needs root and iproute2."""
+def ensure_network_namespace(name: str) -> bool:
+    """A network namespace with its loopback up; needs root and iproute2. Whether this call made
+    it (an existing one is used as it is)."""
     listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=False)
     if listed.returncode != 0:
         raise RuntimeError(
             f"`ip netns list` failed ({listed.stderr.strip()}): --side-by-side runs each size "
             "in its own network namespace, which needs root and iproute2"
         )
-    if name not in {line.split()[0] for line in listed.stdout.splitlines() if line.strip()}:
+    made = name not in {line.split()[0] for line in listed.stdout.splitlines() if line.strip()}
+    if made:
         subprocess.run(["ip", "netns", "add", name], check=True)
     subprocess.run(["ip", "netns", "exec", name, "ip", "link", "set", "lo", "up"], check=True)
+    return made
+
+
+@contextmanager
+def network_namespaces(names: list[str]) -> Iterator[None]:
+    """The named network namespaces for as long as the block runs; the ones it made are deleted
+    after it, however it ends (ones that were there before are left as they were)."""
+    made: list[str] = []
+    try:
+        for name in names:
+            if ensure_network_namespace(name):
+                made.append(name)
+        yield
+    finally:
+        for name in made:
+            subprocess.run(["ip", "netns", "delete", name], check=False)
 
 
 def one_size(args: argparse.Namespace, n: int, turn: Path) -> list[str]:
