@@ -30,6 +30,7 @@ import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -373,9 +374,8 @@ def main(argv: list[str] | None = None) -> int:
 
     rows: list[ScaleRow] = []
     if args.side_by_side:
-        turns, size = args.work / "turns", (lambda n, t: one_size(args, n, t))
         with network_namespaces([namespace_for(n) for n in sizes]):
-            for row in run_side_by_side(sizes, turns, size):
+            for row in run_side_by_side(sizes, args.work / "turns", partial(one_size, args)):
                 report(row)
         return 0
     for n in sizes:
