@@ -8,7 +8,7 @@ from typing import Any
 from modelfleet_cli.pipeline import Caller
 from modelfleet_cli.simulate.command import simulate_fleet
 from modelfleet_cli.simulate.timeline import Progress, Timeline
-from modelfleet_cli.simulate.waits import NO_LONGER, WAITS
+from modelfleet_cli.simulate.waits import NEXT_CHECK
 
 
 def simulate_with_timeline(
@@ -34,7 +34,7 @@ CONDITION = re.compile(r"^(\w+)=(True|False|Unknown) ")
 def is_message(line: str) -> bool:
     """A line under an XR that is what its status says: neither a condition nor the line
     on how soon Crossplane runs it again."""
-    return not CONDITION.match(line) and not line.startswith((WAITS, NO_LONGER))
+    return not CONDITION.match(line) and not line.startswith(NEXT_CHECK)
 
 
 def blocks(text: str) -> list[tuple[int, str, list[str]]]:

@@ -6,6 +6,7 @@
   default, bounds, pattern, enum and description, the CEL rules with their messages, the
   printer columns) and an index, `docs/reference/README.md`.
 - docs/figures/: the architecture diagram from its YAML, the benchmarks' plots from their tables.
+- The docs' generated sections (generated_docs): the quickstart's timeline, `kubectl get pkg`.
 
 The sources are the truth; nothing generated is hand-edited. `--check` fails on a stale file.
 """
@@ -21,7 +22,7 @@ import yaml
 from datamodel_code_generator import DataModelType, InputFileType, PythonVersion, generate
 from datamodel_code_generator.format import Formatter
 
-from modelfleet_devtools import bench_plots, diagram
+from modelfleet_devtools import bench_plots, diagram, generated_docs
 from modelfleet_devtools.paths import REPO_ROOT, xrd_paths
 
 MODELS_DIR = REPO_ROOT / "packages/modelfleet-contracts/src/modelfleet_contracts/models"
@@ -359,15 +360,14 @@ def generated_files() -> list[tuple[Path, str]]:
     files += [render_reference(p) for p in paths]
     files.append(render_reference_index(paths))
     files.append(diagram.generated())
-    files += bench_plots.generated()
-    return files
+    return files + bench_plots.generated() + generated_docs.generated()
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="modelfleet-generate",
-        description="Generate pydantic models and the API reference from the XRDs, and the "
-        "architecture diagram from its source.",
+        description="Generate pydantic models and the API reference from the XRDs, the figures "
+        "and the docs' generated sections from their sources.",
     )
     parser.add_argument(
         "--check", action="store_true", help="fail if the committed generated files are stale"

@@ -17,13 +17,10 @@ from modelfleet_contracts.api import (
 )
 from modelfleet_contracts.conditions import condition_true, listed
 from modelfleet_contracts.fields import int_at, list_at, mapping_at
-from modelfleet_contracts.outcome import RESOLVING
 
 from modelfleet_cli.simulate.fleet import xr_id
-from modelfleet_cli.simulate.waits import asks_soon, wait_line
+from modelfleet_cli.simulate.waits import SYSTEM, asks_soon, holding, wait_line, waited_for
 
-# Crossplane's own conditions on every XR (Responsive: its watch circuit breaker).
-SYSTEM = ("Synced", "Ready", "Responsive")
 # A line names at most this many clusters of an XR; past it, it counts them by phase and
 # names clusters that are not settled (Unused: a deployment's cluster it did not need).
 NAMED = 3
@@ -80,14 +77,9 @@ def shown(details: list[str]) -> list[str]:
 
 
 def _holding(conditions: dict[str, dict[str, Any]]) -> str:
-    """`Type Reason` of what keeps an InferenceCluster from Ready: its condition held while
-    Crossplane has not resolved what the function reads (reason Resolving, with whatever status
-    it kept, True included), else its first False condition, else Ready's own."""
-    own = [c for t, c in conditions.items() if t not in SYSTEM]
-    held = next((c for c in own if c.get("reason") == RESOLVING), None)
-    blocking = held or next(
-        (c for c in own if c.get("status") == "False"), conditions.get("Ready", {})
-    )
+    """`Type Reason` of what keeps an InferenceCluster from Ready (`waits.holding`), else
+    Ready's own."""
+    blocking = holding(conditions) or conditions.get("Ready", {})
     return f"{blocking.get('type', 'Ready')} {blocking.get('reason', 'Pending')}"
 
 
@@ -228,7 +220,7 @@ class Timeline:
             changes = condition_changes(self.last.get(ident), xr)
             told += changes
             seconds = recheck_after.get(ident)
-            wait = wait_line(self.soon.get(ident), seconds)
+            wait = wait_line(self.soon.get(ident), seconds, waited_for(_conditions(xr)))
             soon = asks_soon(seconds)
             if soon is not None:  # a failed pipeline leaves what it asked before as it was
                 self.soon[ident] = soon
