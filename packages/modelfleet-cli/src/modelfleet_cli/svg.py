@@ -20,6 +20,15 @@ class Svg:
     width: float
     height: float
     elements: list[str] = field(default_factory=list)
+    patterns: list[str] = field(default_factory=list)
+
+    def stripes(self, pattern_id: str, colour: str) -> None:
+        """A fill `url(#pattern_id)`: `colour` with dark diagonal stripes over it."""
+        self.patterns.append(
+            f'<pattern id="{pattern_id}" width="6" height="6" patternUnits="userSpaceOnUse" '
+            f'patternTransform="rotate(45)"><rect width="6" height="6" fill="{colour}"/>'
+            '<rect width="2.5" height="6" fill="#000000" fill-opacity="0.45"/></pattern>'
+        )
 
     def rect(
         self, x: float, y: float, w: float, h: float, fill: str, *, stroke: str = "none",
@@ -81,7 +90,7 @@ class Svg:
         defs = (
             '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
             'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
-            'fill="#444"/></marker></defs>'
+            f'fill="#444"/></marker>{"".join(self.patterns)}</defs>'
         )
         body = "\n".join(self.elements)
         background = '<rect width="100%" height="100%" fill="white"/>'

@@ -22,8 +22,9 @@ from modelfleet_cli.simulate.clusters import workload_clusters
 from modelfleet_cli.simulate.control_plane import ControlPlane
 from modelfleet_cli.simulate.edits import EditError, apply_edit, edits_from_settings
 from modelfleet_cli.simulate.fleet import FleetError, load_fleet, load_settings, xr_id
+from modelfleet_cli.simulate.grid_drawing import draw
 from modelfleet_cli.simulate.objects import key_of
-from modelfleet_cli.simulate.phase_grid import PhaseGrid, draw
+from modelfleet_cli.simulate.phase_grid import PhaseGrid
 from modelfleet_cli.simulate.timeline import Progress, Timeline
 from modelfleet_cli.simulate.verdict import (
     CONTAINED,
@@ -251,8 +252,8 @@ def _checked_faults(texts: tuple[str, ...]) -> tuple[str, ...]:
     metavar="FILE.svg",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Also draw every cluster's phase per round, as each XR reports it, into FILE.svg "
-    "(the same run draws the same bytes).",
+    help="Also draw every cluster's phase per round, as each XR reports it, and each "
+    "ModelService's traffic split, into FILE.svg (the same run draws the same bytes).",
 )
 @function_ports_option
 def simulate(
@@ -288,7 +289,7 @@ def simulate(
         click.echo(f"modelfleet simulate: {exc}", err=True)
         sys.exit(ExitCode.INPUT_ERROR)
     if grid is not None and timeline_svg is not None:
-        title = f"modelfleet simulate {directory.name}: every cluster's phase per round"
+        title = f"modelfleet simulate {directory.name}: each cluster's phase and split per round"
         try:
             timeline_svg.write_text(draw(grid, title))
         except OSError as exc:

@@ -1,13 +1,14 @@
-"""Every cluster's phase per round, as `modelfleet simulate --timeline FILE.svg` draws it.
+"""Every cluster's phase per round, and every ModelService's traffic split per round, as
+`modelfleet simulate --timeline FILE.svg` draws them (grid_drawing).
 
-A row is one cluster as one XR sees it: a ModelCache's or ModelDeployment's
+A phase row is one cluster as one XR sees it: a ModelCache's or ModelDeployment's
 `status.clusters[]` row (its `phase`), a ModelReplica's own `phase` on its cluster, an
 InferenceCluster's readiness (`Ready`, else `NotReady`). ModelCacheShards are left out: their
-ModelCache reports the same rows. A round without a value (before the XR reports the cluster,
-after it is deleted) stays empty.
+ModelCache reports the same rows. A split row is one cluster of a ModelService: the weight its
+route sends each backend (a backend held out sends nothing), or that it is not routed. A round
+without a value (before the XR reports the cluster, after it is deleted) stays empty.
 """
 
-import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,37 +18,35 @@ from modelfleet_contracts.api import (
     MODEL_CACHE,
     MODEL_DEPLOYMENT,
     MODEL_REPLICA,
+    MODEL_SERVICE,
 )
 from modelfleet_contracts.conditions import condition_true
 from modelfleet_contracts.fields import list_at, mapping_at
 
 from modelfleet_cli.simulate.fleet import xr_id
-from modelfleet_cli.svg import Svg
 
 ROW_KINDS = (INFERENCE_CLUSTER, MODEL_CACHE, MODEL_DEPLOYMENT, MODEL_REPLICA)
-# Settled, on the way, waiting, and wrong: one colour each (Okabe-Ito, readable when
-# colour-blind); a phase not listed gets a grey of its own, from its name.
-COLOURS = {
-    "Ready": "#009E73",
-    "Hydrating": "#56B4E9",
-    "Progressing": "#56B4E9",
-    "Pending": "#F0E442",
-    "WaitingForCluster": "#F0E442",
-    "WaitingForCache": "#E69F00",
-    "NotReady": "#E69F00",
-    "Unused": "#DDDDDD",
-    "Unschedulable": "#CC79A7",
-    "Degraded": "#D55E00",
-    "Failed": "#D55E00",
-}
 Row = tuple[int, str, str]  # (kind's place, XR, cluster)
+SplitRow = tuple[str, str]  # (ModelService, cluster)
 
 
-def phase_colour(phase: str) -> str:
-    if phase in COLOURS:
-        return COLOURS[phase]
-    shade = 120 + zlib.crc32(phase.encode()) % 100
-    return f"#{shade:02x}{shade:02x}{shade:02x}"
+@dataclass(frozen=True)
+class Split:
+    """What a ModelService's route on one cluster sends where, in its backends' order."""
+
+    weights: tuple[tuple[str, int], ...]  # (ModelDeployment, weight); 0 when held out
+    routed: bool
+    reason: str = ""  # why it is not routed
+
+    def text(self) -> str:
+        """`90/10`: the weights in order; `not routed` without a route."""
+        return "/".join(str(w) for _, w in self.weights) if self.routed else "not routed"
+
+    def described(self) -> str:
+        """`qwen-stable 90, qwen-canary 10`, or `not routed (NoAvailableBackend)`."""
+        if not self.routed:
+            return f"not routed ({self.reason})"
+        return ", ".join(f"{name} {weight}" for name, weight in self.weights)
 
 
 def cluster_phases(xr: dict[str, Any]) -> dict[str, str]:
@@ -69,16 +68,38 @@ def cluster_phases(xr: dict[str, Any]) -> dict[str, str]:
     return {}
 
 
+def _weight(value: Any) -> int:
+    return int(value) if isinstance(value, int | float) else 0
+
+
+def cluster_splits(xr: dict[str, Any]) -> dict[str, Split]:
+    """Cluster -> the split a ModelService reports there now (nothing for another kind)."""
+    if xr.get("kind") != MODEL_SERVICE:
+        return {}
+    splits = {}
+    for row in list_at(mapping_at(xr, "status"), "clusters"):
+        if not isinstance(row, dict) or not row.get("name"):
+            continue
+        backends = [b for b in list_at(row, "backends") if isinstance(b, dict)]
+        weights = tuple((str(b.get("modelDeployment")), _weight(b.get("weight"))) for b in backends)
+        routed = bool(row.get("routed"))
+        splits[str(row["name"])] = Split(weights, routed, "" if routed else str(row.get("reason")))
+    return splits
+
+
 @dataclass
 class PhaseGrid:
-    """Phases by row and round, recorded after each round."""
+    """Phases and splits by row and round, recorded after each round."""
 
     rounds: int = 0
     cells: dict[Row, dict[int, str]] = field(default_factory=dict)
+    splits: dict[SplitRow, dict[int, Split]] = field(default_factory=dict)
 
     def record(self, round_no: int, xrs: Iterable[dict[str, Any]]) -> None:
         self.rounds = max(self.rounds, round_no)
         for xr in xrs:
+            for cluster, split in cluster_splits(xr).items():
+                self.splits.setdefault((xr_id(xr), cluster), {})[round_no] = split
             if xr.get("kind") not in ROW_KINDS:
                 continue
             place = ROW_KINDS.index(str(xr["kind"]))
@@ -88,41 +109,22 @@ class PhaseGrid:
     def rows(self) -> list[Row]:
         return sorted(self.cells)
 
+    def split_rows(self) -> list[SplitRow]:
+        return sorted(self.splits)
 
-CELL, ROW_HEIGHT, LABEL_GAP, TOP = 22, 16, 12, 44
+    def phases_in_row_order(self) -> list[str]:
+        """Every phase seen, in the order a reader meets it: row by row, round by round."""
+        seen: dict[str, None] = {}
+        for row in self.rows():
+            for _, phase in sorted(self.cells[row].items()):
+                seen.setdefault(phase, None)
+        return list(seen)
 
-
-def _text_width(text: str, size: float = 11) -> float:
-    return len(text) * size * 0.6
-
-
-def draw(grid: PhaseGrid, title: str) -> str:
-    """The grid as an SVG: a row per cluster of each XR, a column per round, each cell
-    coloured by phase (its phase as a tooltip), a legend of the phases seen."""
-    rows = grid.rows()
-    labels = [
-        f"{xr}  {cluster}" if not xr.endswith(f" {cluster}") else xr for _, xr, cluster in rows
-    ]
-    left = max([_text_width(label) for label in labels] + [120]) + LABEL_GAP
-    phases = sorted({p for cells in grid.cells.values() for p in cells.values()})
-    legend_top = TOP + len(rows) * ROW_HEIGHT + 24
-    width = max(left + grid.rounds * CELL + 20, 16 + sum(_text_width(p) + 34 for p in phases))
-    svg = Svg(width, legend_top + 30)
-    svg.text(8, 18, title, size=14, weight="bold")
-    for r in range(1, grid.rounds + 1):
-        svg.text(left + (r - 0.5) * CELL, TOP - 8, str(r), size=10, anchor="middle")
-    svg.text(left - LABEL_GAP, TOP - 8, "round", size=10, anchor="end", fill="#666")
-    for i, (row, label) in enumerate(zip(rows, labels, strict=True)):
-        y = TOP + i * ROW_HEIGHT
-        svg.text(left - LABEL_GAP, y + ROW_HEIGHT - 4, label, size=11, anchor="end")
-        for r, phase in sorted(grid.cells[row].items()):
-            svg.rect(
-                left + (r - 1) * CELL + 1, y + 1, CELL - 2, ROW_HEIGHT - 2, phase_colour(phase),
-                title=f"round {r}: {label}: {phase}",
-            )  # fmt: skip
-    x = 8.0
-    for phase in phases:
-        svg.rect(x, legend_top, 14, 14, phase_colour(phase))
-        svg.text(x + 18, legend_top + 11, phase, size=11)
-        x += _text_width(phase) + 34
-    return svg.render(title)
+    def backends(self) -> list[str]:
+        """Every ModelService backend seen, in the order the split rows first list them."""
+        seen: dict[str, None] = {}
+        for row in self.split_rows():
+            for _, split in sorted(self.splits[row].items()):
+                for name, _ in split.weights:
+                    seen.setdefault(name, None)
+        return list(seen)
