@@ -1,6 +1,6 @@
 """What the quickstart fleet goes through on a real control plane, beyond reaching Ready: the
-hydrator container stages the model from the loopback Hub into the claim, a source change re-
-hydrates into a fresh copy while serving goes on, a failed hydration shows Failed with its
+hydrator container stages the model from the loopback Hub into the claim, a source change
+re-hydrates into a fresh copy while serving goes on, a failed hydration shows Failed with its
 reason and recovers when retried, a hydration container killed mid-download resumes on its next
 attempt, a cluster lost for 90 s shows on its InferenceCluster within a minute and loses
 nothing (and on provider-kubernetes v1.2.1, which polls it hourly, the fleet works too), a
