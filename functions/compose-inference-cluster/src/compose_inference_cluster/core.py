@@ -95,7 +95,9 @@ def compose_cluster(
             return Outcome.resolving(xr, "Connected", f"ClusterProviderConfig {pc_name}")
         pc_exists = bool(named_provider_config)
 
-    out.desired[NAMESPACE] = m.namespace_object(name, pc_name, namespace)
+    out.desired[NAMESPACE] = m.namespace_object(
+        name, pc_name, namespace, filled(connection.checkInterval)
+    )
     ns_obj = observed.get(NAMESPACE)
     connected = pc_exists and ns_obj is not None and ns_obj.ready
     status: dict[str, Any] = {

@@ -114,7 +114,13 @@ def helm_provider_config(name: str, secret_ref: KubeconfigSecretRef) -> dict[str
     return provider_config(name, secret_ref, HELM_PROVIDER_CONFIG_API_VERSION)
 
 
-def namespace_object(cluster: str, provider_config_name: str, namespace: str) -> dict[str, Any]:
+def namespace_object(
+    cluster: str, provider_config_name: str, namespace: str, check_interval: str
+) -> dict[str, Any]:
+    """The workload Namespace, and the one Object of a cluster that is observed often
+    (`check_interval`): provider-kubernetes notices a cluster it cannot reach only when it next
+    observes one of its Objects, and the Namespace is the one every other composed object needs,
+    so its Object failing is what `Connected` reads."""
     labels = owner_labels(INFERENCE_CLUSTER, cluster)
     manifest = {
         "apiVersion": "v1",
@@ -127,6 +133,7 @@ def namespace_object(cluster: str, provider_config_name: str, namespace: str) ->
         labels=labels,
         readiness_query=NAMESPACE_ACTIVE,
         namespace=CONTROL_PLANE_NAMESPACE,
+        poll_interval=check_interval,
     )
 
 

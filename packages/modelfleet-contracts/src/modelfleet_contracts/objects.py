@@ -36,6 +36,12 @@ NAMESPACE_ACTIVE = "object.status.phase == 'Active'"
 # its XR that the update would queue.
 EXTERNAL_NAME_ANNOTATION = "crossplane.io/external-name"
 
+# How often provider-kubernetes observes one Ready Object, overriding its `--poll` for that
+# Object alone. Read by providers built on crossplane-runtime v2.3 or later; older ones
+# (provider-kubernetes v1.2.x) ignore it and poll at `--poll`. An Object that is not Ready is
+# observed at the provider's own short interval whatever this says.
+POLL_INTERVAL_ANNOTATION = "crossplane.io/poll-interval"
+
 
 def kubernetes_object(
     manifest: dict[str, Any],
@@ -47,6 +53,7 @@ def kubernetes_object(
     references: list[dict[str, Any]] | None = None,
     namespace: str | None = None,
     watch: bool = False,
+    poll_interval: str | None = None,
 ) -> dict[str, Any]:
     """A `kubernetes.m.crossplane.io/v1alpha1` Object that applies `manifest` on a cluster.
 
@@ -59,6 +66,7 @@ def kubernetes_object(
     and observes the Object as soon as it changes, instead of at its next poll (rare: a
     change that matters, a claim binding, a Job completing, a workload turning Available, a
     Gateway turning Programmed, a route Accepted, is what is watched).
+    `poll_interval` (a Go duration such as `20s`) sets `POLL_INTERVAL_ANNOTATION`.
     """
     spec: dict[str, Any] = {
         "providerConfigRef": {"kind": PROVIDER_CONFIG_KIND, "name": provider_config_name},
@@ -75,9 +83,14 @@ def kubernetes_object(
     metadata: dict[str, Any] = {}
     if labels:
         metadata["labels"] = dict(labels)
+    annotations: dict[str, str] = {}
     remote_name = (manifest.get("metadata") or {}).get("name")
     if remote_name:
-        metadata["annotations"] = {EXTERNAL_NAME_ANNOTATION: remote_name}
+        annotations[EXTERNAL_NAME_ANNOTATION] = remote_name
+    if poll_interval:
+        annotations[POLL_INTERVAL_ANNOTATION] = poll_interval
+    if annotations:
+        metadata["annotations"] = annotations
     if namespace:
         metadata["namespace"] = namespace
     obj: dict[str, Any] = {"apiVersion": OBJECT_API_VERSION, "kind": OBJECT_KIND, "spec": spec}

@@ -53,6 +53,10 @@ class Connection(BaseModel):
     """
     A Secret holding a kubeconfig; a ClusterProviderConfig is composed from it.
     """
+    checkInterval: Annotated[str | None, Field(max_length=16, pattern='^([0-9]+(s|m|h))+$')] = '20s'
+    """
+    How often the connection is checked: provider-kubernetes observes the workload Namespace this often, so a cluster that stops answering turns Connected False within about this long (a Go duration; read by providers built on crossplane-runtime v2.3 or later, older ones check at their --poll). Everything else stays at the provider's --poll and watches.
+    """
 
 
 class Provisioner(StrEnum):

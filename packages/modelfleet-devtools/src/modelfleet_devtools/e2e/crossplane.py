@@ -19,6 +19,27 @@ CLIENT_SECRET = "crossplane-tls-client"
 FIXED_PROVIDER_PORTS = (8080, 9443)
 
 
+@dataclass(frozen=True)
+class ProviderBuild:
+    """A provider-kubernetes binary of shared/realcp, with the CRDs built beside it."""
+
+    binary: str
+    crds: str  # its folder under shared/realcp/crds
+    # Whether its metrics and webhook ports can be moved by flags (v1.2.1 has no such flags).
+    movable_ports: bool
+
+
+# The newest release crossplane-contrib has published: ignores crossplane.io/poll-interval.
+PROVIDER_V1_2_1 = ProviderBuild("provider-kubernetes", "provider-kubernetes", movable_ports=False)
+# Its main branch on crossplane-runtime v2.3.3: a Ready Object's crossplane.io/poll-interval
+# sets how often that Object alone is observed (docs/inferencecluster.md, checkInterval).
+PROVIDER_POLL_INTERVAL = ProviderBuild(
+    "provider-kubernetes-350ef9a", "provider-kubernetes-350ef9a", movable_ports=True
+)
+# What the suite runs; one scenario swaps in v1.2.1 (tests/e2e/test_lost_cluster_real.py).
+SUITE_PROVIDER = PROVIDER_POLL_INTERVAL
+
+
 def _secret_files(client: KubeClient, name: str, folder: Path) -> dict[str, Path]:
     secret = client.get(resource_path("v1", "secrets", CROSSPLANE_NAMESPACE, name)) or {}
     folder.mkdir(parents=True, exist_ok=True)
@@ -117,25 +138,37 @@ def start_crossplane(
 
 
 def start_provider_kubernetes(
-    processes: Processes, bins: Path, work: Path, client: KubeClient
+    processes: Processes,
+    bins: Path,
+    work: Path,
+    client: KubeClient,
+    build: ProviderBuild = SUITE_PROVIDER,
 ) -> None:
-    """provider-kubernetes as a local process, with the args of the DeploymentRuntimeConfig the
-    docs install (provider_config.py) and nothing faster; its webhook certs are throwaway."""
-    # It binds its metrics (:8080) and webhook (:9443) ports with no flag to move them.
-    busy = [port for port in FIXED_PROVIDER_PORTS if port_in_use(port)]
-    if busy:
-        raise RuntimeError(
-            f"provider-kubernetes needs ports {FIXED_PROVIDER_PORTS}, and {busy} are in use "
-            "(another control plane of this suite still running?)"
-        )
+    """provider-kubernetes (`build`) as a local process, named `provider-kubernetes`, with the
+    args of the DeploymentRuntimeConfig the docs install (provider_config.py) and nothing
+    faster; its webhook certs are throwaway."""
+    if build.movable_ports:
+        ports = [
+            "--metrics-bind-address", f"127.0.0.1:{free_port()}",
+            "--webhook-port", str(free_port()),
+        ]  # fmt: skip
+    else:
+        ports = []
+        busy = [port for port in FIXED_PROVIDER_PORTS if port_in_use(port)]
+        if busy:
+            raise RuntimeError(
+                f"{build.binary} needs ports {FIXED_PROVIDER_PORTS}, and {busy} are in use "
+                "(another control plane of this suite still running?)"
+            )
     certs = work / "provider-kubernetes-tls"
-    ca = pki.make_ca(certs, "provider-ca")
-    # Signed as tls.crt/tls.key: the names the provider reads from the folder.
-    pki.sign(ca, certs, "tls", common_name="provider-kubernetes", sans=("IP:127.0.0.1",))
+    if not (certs / "tls.crt").exists():
+        ca = pki.make_ca(certs, "provider-ca")
+        # Signed as tls.crt/tls.key: the names the provider reads from the folder.
+        pki.sign(ca, certs, "tls", common_name="provider-kubernetes", sans=("IP:127.0.0.1",))
     processes.start(
         "provider-kubernetes",
         [
-            bins / "provider-kubernetes", *provider_config.recommended_args(),
+            bins / build.binary, *provider_config.recommended_args(), *ports,
             "--health-probe-bind-addr", f"127.0.0.1:{free_port()}",
             *(["--debug"] if os.environ.get("MODELFLEET_E2E_PROVIDER_DEBUG") == "1" else []),
         ],

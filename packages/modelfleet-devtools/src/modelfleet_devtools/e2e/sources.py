@@ -46,6 +46,7 @@ QUICKSTART_REVISIONS = (
     "refs/pr/4",
     "refs/pr/5",
     "refs/pr/6",
+    "refs/pr/7",
 )
 TEAM_REGISTRY = "registry.internal.example:5000"  # examples/oci's registry
 OCI_MODELS = {"models/qwen2.5-1.5b-instruct": ("v1",)}  # repository -> tags pushed

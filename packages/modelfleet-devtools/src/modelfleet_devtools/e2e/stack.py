@@ -25,7 +25,8 @@ from .workload import WorkloadClusters
 
 BINARIES = (
     "etcd", "kube-apiserver", "kube-controller-manager", "kubectl",
-    "crossplane-core", "crossplane", "provider-kubernetes", "crane",
+    "crossplane-core", "crossplane", "crane",
+    crossplane.PROVIDER_V1_2_1.binary, crossplane.PROVIDER_POLL_INTERVAL.binary,
 )  # fmt: skip
 
 # The upstream CRDs (pinned files in shared/schemas) every workload cluster is given:
@@ -126,6 +127,14 @@ class RealControlPlane:
         if failures:
             raise RuntimeError("; ".join(failures))
 
+    def run_provider(self, build: crossplane.ProviderBuild) -> None:
+        """Replace the running provider-kubernetes with `build`, as a platform team changes its
+        package: the same CRDs and Objects, taken over by the other binary."""
+        self.processes.retire([self.processes.named("provider-kubernetes")])
+        crossplane.start_provider_kubernetes(
+            self.processes, self.bins, self.work, self.client, build
+        )
+
     def point_revisions(self) -> list[str]:
         """Play the package runtime once (FunctionRuntime.reconcile); the packages not served."""
         return self.runtime.reconcile(self.client)
@@ -210,7 +219,7 @@ def start_control_plane(
         )
         client = kube.client
         registry = crossplane.start_registry(processes, bins, work)
-        provider_crds = shared_realcp / "crds" / "provider-kubernetes"
+        provider_crds = shared_realcp / "crds" / crossplane.SUITE_PROVIDER.crds
         packages.push(
             bins / "crane",
             registry,
