@@ -436,7 +436,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--write-docs", action="store_true")
     parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
+    argv_given = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(argv_given)
     args.cases = [c for c in args.cases.split(",") if c]
     args.sources = [s for s in args.sources.split(",") if s]
     for case in args.cases:
@@ -462,7 +463,7 @@ def main(argv: list[str] | None = None) -> int:
     if any(RATES[c] for c in args.cases):
         # A private network namespace: its loopback interface is ours to pace, and it goes
         # away with the run.
-        argv_inner = [sys.executable, __file__, *(argv if argv is not None else sys.argv[1:])]
+        argv_inner = [sys.executable, __file__, *argv_given]
         proc = subprocess.run(  # its progress and its errors go to our stderr
             ["unshare", "-n", *argv_inner, "--inner"],
             stdout=subprocess.PIPE,
@@ -477,9 +478,14 @@ def main(argv: list[str] | None = None) -> int:
     lines = report(args, results)
     print("\n".join(lines))
     if args.write_docs:
-        produced = f"Produced by `{script_command(__file__)} --write-docs`."
-        write_sections(BENCHMARKS_DOC, {SECTION: "\n".join([produced, "", *lines])})
+        write_sections(BENCHMARKS_DOC, {SECTION: section(argv_given, lines)})
     return 0
+
+
+def section(argv: list[str], lines: list[str]) -> str:
+    """The docs section for a run with `argv` that printed `lines`."""
+    shown = " ".join([script_command(__file__), *(a for a in argv if a != "--write-docs")])
+    return "\n".join([f"Produced by `{shown} --write-docs`.", "", *lines])
 
 
 if __name__ == "__main__":
