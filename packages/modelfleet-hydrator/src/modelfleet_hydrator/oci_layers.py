@@ -1,6 +1,7 @@
 """Staging an OCI image's files: each layer streamed from the registry once, its bytes counted
-and hashed as they arrive, the files under the image's model path extracted into the staging
-directory as they pass, and the layer's sha256 compared with the manifest's when it ends.
+and hashed as they arrive and decompressed by threads of their own (blob_stream.py), the files
+under the image's model path extracted into the staging directory as they pass, and the
+layer's sha256 compared with the manifest's when it ends.
 
 A layer whose digest differs fails the attempt, naming the layer and the files it carried;
 those files are removed, so nothing unverified is ever marked complete. A layer that passed
