@@ -33,6 +33,7 @@ SIMULATE_SCRIPT = ROOT / "packages/modelfleet-cli/benchmarks/bench_simulate.py"
 RELEASE_SCRIPT = ROOT / "packages/modelfleet-devtools/benchmarks/bench_release.py"
 UPSTREAM_SCRIPT = ROOT / "functions/compose-model-cache/benchmarks/fleet_vs_upstream.py"
 STAGING_SCRIPT = ROOT / "packages/modelfleet-cli/benchmarks/bench_staging.py"
+SOURCES_SCRIPT = ROOT / "packages/modelfleet-hydrator/benchmarks/staging_speed.py"
 
 
 def load(path: Path) -> ModuleType:
@@ -106,7 +107,7 @@ def test_the_docs_have_one_section_for_every_table_of_every_script():
     writes is there exactly once, and there is no other."""
     hydrator, simulate = load(HYDRATOR_SCRIPT), load(SIMULATE_SCRIPT)
     release, upstream = load(RELEASE_SCRIPT), load(UPSTREAM_SCRIPT)
-    staging = load(STAGING_SCRIPT)
+    staging, sources = load(STAGING_SCRIPT), load(SOURCES_SCRIPT)
     sections = {
         name: (path, scenario)
         for path in SCRIPTS
@@ -120,6 +121,7 @@ def test_the_docs_have_one_section_for_every_table_of_every_script():
         release.SECTION,
         upstream.SECTION,
         staging.SECTION,
+        sources.SECTION,
     ]
     text = BENCHMARKS_DOC.read_text()
     assert Counter(section_names(text)) == Counter(written)
@@ -129,6 +131,8 @@ def test_the_docs_have_one_section_for_every_table_of_every_script():
         assert measured_by.startswith(f"Measured by `{script_command(path)}` on "), name
     produced = f"Produced by `{script_command(HYDRATOR_SCRIPT)} --write-docs`.\n\n"
     assert section_body(text, hydrator.SECTION).startswith(produced)
+    produced = f"Produced by `{script_command(SOURCES_SCRIPT)} "
+    assert section_body(text, sources.SECTION).startswith(produced)
     heading, measured_by, table = section_body(text, simulate.SECTION).split("\n\n")
     assert heading == f"### {simulate.TITLE}"
     assert measured_by.startswith(f"Measured by `{script_command(SIMULATE_SCRIPT)}` on ")
@@ -208,3 +212,40 @@ def test_the_side_by_side_cycle_is_the_fleet_at_steady_state():
         assert replayable(first)
         with mock.patch.object(served, "run", side_effect=AssertionError("decided again")):
             assert decoded(asyncio.run(served.RunFunction(req))) == first
+
+
+def test_the_staging_benchmark_sets_each_source_beside_its_plain_client_and_floor(capsys):
+    """staging_speed.py at a tiny size, unpaced (pacing needs root and a network namespace):
+    every contender of each source staged the model, and the ratios are to the plain client
+    and the floor of the same source. S3 needs boto3, which the workspace does not lock."""
+    bench = load(SOURCES_SCRIPT)
+    tiny = ["--big-files=1", "--big-mib=1", "--small-files=3", "--rounds=1", "--cases=unpaced"]
+    assert bench.main([*tiny, "--sources=OCI,HuggingFace"]) == 0
+    rows = [
+        [cell.strip() for cell in line.strip("|").split("|")]
+        for line in capsys.readouterr().out.splitlines()
+        if line.startswith(("| OCI ", "| HuggingFace "))
+    ]
+    floor = "floor (curl to /dev/null)"
+    assert [row[:2] for row in rows] == [
+        ["OCI", "hydrator"],
+        ["OCI", bench.PLAIN["OCI"]],
+        ["OCI", floor],
+        ["HuggingFace", "hydrator"],
+        ["HuggingFace", bench.PLAIN["HuggingFace"]],
+        ["HuggingFace", floor],
+    ]
+    for source, name, _, mib_s, _, _, to_plain, to_floor, _ in rows:
+        assert float(mib_s) > 0, (source, name)
+        if name == bench.PLAIN[source]:
+            assert to_plain == "1.00x", source
+        if name == floor:
+            assert to_floor == "1.00x", source
+
+
+def test_the_staging_benchmark_refuses_s3_without_boto3_saying_how_to_get_it(capsys):
+    bench = load(SOURCES_SCRIPT)
+    python = sys.executable  # the workspace's: no boto3
+    with pytest.raises(SystemExit):
+        bench.main(["--sources=S3", f"--python={python}", "--rounds=1"])
+    assert "image/requirements.txt" in capsys.readouterr().err

@@ -28,6 +28,7 @@ from modelfleet_devtools.loopback.server import LoopbackServer
 from modelfleet_devtools.realcp import RealcpUnavailable, realcp_binary
 
 START_TIMEOUT = 20  # seconds for the registry to answer /v2/
+STALL_HOLD = 60  # seconds a stalled blob waits for release at most
 
 
 class Registry:
@@ -115,6 +116,10 @@ class Gateway(LoopbackServer):
         self.corrupt: set[str] = set()
         self.head: set[str] = set()
         self.grow: set[str] = set()
+        # Blob digest -> bytes of it sent before its next serving stalls (until `release`,
+        # at most STALL_HOLD seconds), as a pod evicted mid-download would see it.
+        self.stall: dict[str, int] = {}
+        self.stalled, self.release = threading.Event(), threading.Event()
         self.credentials: tuple[str, str] | None = None  # when set: the token dance
         self.redirect_blobs = False
         self.realm = ""  # the token service the challenge names; "" for the gateway's own
@@ -184,10 +189,23 @@ def _gateway_handler(gateway: Gateway) -> type[BaseHTTPRequestHandler]:
             except urllib.error.HTTPError as refused:
                 status, body, headers = refused.code, refused.read(), refused.headers
                 refused.close()
+            digest = path.rsplit("/", 1)[1]
             if "/blobs/" in path:
-                body = gateway.damage(path.rsplit("/", 1)[1], body)
+                body = gateway.damage(digest, body)
             kept = ("Content-Type", "Docker-Content-Digest")
-            self._send(status, body, {k: headers[k] for k in kept if headers.get(k)})
+            with gateway.lock:
+                cut = gateway.stall.pop(digest, None) if "/blobs/" in path else None
+            if cut is None:
+                return self._send(status, body, {k: headers[k] for k in kept if headers.get(k)})
+            self.send_response(status)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body[:cut])
+            self.wfile.flush()
+            gateway.stalled.set()
+            gateway.release.wait(STALL_HOLD)
+            self.close_connection = True
+            return None
 
     return Handler
 

@@ -6,6 +6,7 @@ import base64
 import json
 import random
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -186,6 +187,61 @@ def test_an_interrupted_attempt_finishes_the_digest_it_started_when_the_tag_move
     assert retried.returncode == 0, retried.stdout + retried.stderr
     assert json.loads((staged / MARKER).read_text())["revision"] == MODELCAR.digest
     assert model_files(staged) == STAGED, "one image's files, never a mix"
+
+
+def test_a_run_killed_mid_file_resumes_without_fetching_a_verified_layer_again(
+    registry, gateway, tmp_path
+):
+    """The pod is evicted while a weights file streams in: nothing it left looks complete,
+    and the retry fetches only the layer it was cut off in and those after it."""
+    reference = through(gateway, pushed(registry))
+    weights_layer = MODELCAR.layer_digests[1]
+    gateway.stall[weights_layer] = 2 * MIB  # then the connection hangs
+    command, env, fingerprint = oci_job(reference)
+    staging = tmp_path / "claim" / f".staging-{fingerprint}"
+    proc = subprocess.Popen(
+        local_argv(command, tmp_path / "claim"),
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not (
+            gateway.stalled.is_set() and any(p.stat().st_size for p in partial_files(staging))
+        ):
+            assert proc.poll() is None, "the run ended before it could be cut off"
+            assert time.monotonic() < deadline, "the download never reached the cut"
+            time.sleep(0.05)
+        proc.kill()  # the pod is evicted mid-file
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+        gateway.release.set()
+    assert not (tmp_path / "claim" / fingerprint).exists(), "nothing half-done is served"
+    left = {
+        path: data
+        for path, data in model_files(staging).items()
+        if not path.endswith(".modelfleet-partial") and not path.startswith(".modelfleet-")
+    }
+    assert left, "the base layer's files were staged before the cut"
+    whole = {**{k.removeprefix("models/"): v for k, v in BASE.items()}, **STAGED}
+    for path, data in left.items():  # under a model file's name is that file, whole
+        assert data == whole[path], f"{path} looks complete but is not"
+
+    before = len(registry.blob_fetches())
+    retried, staged = pull(reference, tmp_path)
+    assert retried.returncode == 0, retried.stdout + retried.stderr
+    assert "1 of 3 layer(s) staged by an earlier attempt" in retried.stdout
+    assert registry.blob_fetches()[before:] == MODELCAR.layer_digests[1:], (
+        "the verified base layer is not fetched again"
+    )
+    assert model_files(staged) == STAGED
+    assert not partial_files(tmp_path / "claim"), "no partial file left behind"
+
+
+def partial_files(root: Path) -> list[Path]:
+    return [p for p in root.rglob("*.modelfleet-partial") if p.is_file()]
 
 
 @pytest.mark.parametrize(

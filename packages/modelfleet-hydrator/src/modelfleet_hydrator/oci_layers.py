@@ -1,6 +1,7 @@
 """Staging an OCI image's files: each layer streamed from the registry once, its bytes counted
-and hashed as they arrive, the files under the image's model path extracted into the staging
-directory as they pass, and the layer's sha256 compared with the manifest's when it ends.
+and hashed as they arrive and decompressed by threads of their own (blob_stream.py), the files
+under the image's model path extracted into the staging directory as they pass, and the
+layer's sha256 compared with the manifest's when it ends.
 
 A layer whose digest differs fails the attempt, naming the layer and the files it carried;
 those files are removed, so nothing unverified is ever marked complete. A layer that passed
@@ -24,10 +25,11 @@ import threading
 import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, Any, BinaryIO
+from typing import IO, Any
 
 from modelfleet_hydrator import job_report
-from modelfleet_hydrator.integrity import CHUNK, IDENTITY, Expected, file_identity
+from modelfleet_hydrator.blob_stream import PIECE, BlobStream
+from modelfleet_hydrator.integrity import IDENTITY, Expected, file_identity
 from modelfleet_hydrator.registry import Reference, Registry
 
 RECORD = ".modelfleet-layers"  # in the staging directory: the layers that passed, and files
@@ -63,27 +65,6 @@ class Progress:
         return {job_report.BYTES_DONE: str(done), job_report.BYTES_TOTAL: str(self.total)}
 
 
-class HashingReader:
-    """A blob's response read through sha256 and the progress counter, never past one byte
-    more than the manifest says the blob holds (enough to tell it is too long)."""
-
-    def __init__(self, response: BinaryIO, progress: Progress, size: int) -> None:
-        self.response, self.progress, self.limit = response, progress, size + 1
-        self.sha256, self.read_bytes = hashlib.sha256(), 0
-
-    def read(self, n: int = -1) -> bytes:
-        wanted = n if n is not None and n >= 0 else CHUNK
-        data = self.response.read(min(wanted, self.limit - self.read_bytes))
-        self.sha256.update(data)
-        self.read_bytes += len(data)
-        self.progress.add(len(data))
-        return data
-
-    def drain(self) -> None:
-        while self.read(CHUNK):
-            pass
-
-
 def _inside(name: str, root: str) -> str | None:
     """The path of archive member `name` relative to the model path `root` ("" for root
     itself), or None when it is elsewhere in the image or climbs out of it."""
@@ -113,7 +94,7 @@ def _write(source: IO[bytes], target: Path) -> tuple[int, str]:
     partial = target.with_name(target.name + PARTIAL)
     digest, size = hashlib.sha256(), 0
     with partial.open("wb") as out:
-        while chunk := source.read(CHUNK):
+        while chunk := source.read(PIECE):
             digest.update(chunk)
             out.write(chunk)
             size += len(chunk)
@@ -275,20 +256,24 @@ class ImageStager:
         digest, size = str(descriptor["digest"]), int(descriptor["size"])
         failure: Exception | None = None
         with self.registry.open("blobs", digest) as response:
-            reader = HashingReader(response, self.progress, size)
+            stream = BlobStream(response, size, self.progress.add)
             try:
-                with tarfile.open(fileobj=reader, mode="r|*") as archive:  # type: ignore[call-overload]
+                with tarfile.open(fileobj=stream, mode="r|", bufsize=PIECE) as archive:  # type: ignore[call-overload]
                     for member in archive:
                         layer.member(archive, member)
             except (tarfile.TarError, OSError, EOFError, ValueError, zlib.error) as exc:
                 failure = exc
-            reader.drain()  # the digest covers every byte, the archive's padding too
-        got = "sha256:" + reader.sha256.hexdigest()
-        if got != digest or reader.read_bytes != size:
+            finally:
+                stream.finish()  # the digest covers every byte, the archive's padding too
+        if stream.fetch_error:  # the connection failed: nothing to tell about the bytes
+            layer.discard()
+            raise stream.fetch_error
+        got = "sha256:" + stream.sha256.hexdigest()
+        if got != digest or stream.read_bytes != size:
             layer.discard()
             carried = ", ".join(list(layer.written)[:5]) or "no model file read yet"
             raise LayerMismatch(
-                f"layer {digest} (carrying {carried}): {reader.read_bytes} bytes with {got}, "
+                f"layer {digest} (carrying {carried}): {stream.read_bytes} bytes with {got}, "
                 f"the manifest publishes {size} bytes with {digest}; it is fetched again on "
                 "the next attempt"
             )

@@ -36,8 +36,17 @@ class Bucket:
     objects: dict[str, bytes] = field(default_factory=dict)  # key -> content
     access_key: str = ""  # the only key it answers ("" : anyone)
 
+    # key -> (the content it was worked out of, its ETag): S3 keeps an object's ETag, and a
+    # ranged GET of a large object must not hash all of it again.
+    etags: dict[str, tuple[bytes, str]] = field(default_factory=dict, repr=False)
+
     def etag(self, key: str) -> str:
-        return '"' + hashlib.md5(self.objects[key], usedforsecurity=False).hexdigest() + '"'
+        data = self.objects[key]
+        known = self.etags.get(key)
+        if known is None or known[0] is not data:
+            known = (data, '"' + hashlib.md5(data, usedforsecurity=False).hexdigest() + '"')
+            self.etags[key] = known
+        return known[1]
 
 
 class FakeS3(LoopbackServer):
