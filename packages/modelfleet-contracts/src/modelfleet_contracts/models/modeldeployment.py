@@ -83,9 +83,9 @@ class Resources(BaseModel):
     GPU needs.
     """
 
-    gpusPerNode: Annotated[int | None, Field(ge=1, le=64)] = None
+    gpusPerNode: Annotated[int | None, Field(ge=0, le=64)] = None
     """
-    GPUs each pod claims; default: the pool's gpu.count.
+    GPUs each pod claims; default: the pool's gpu.count. 0: pods claim no GPU and run only on pools without GPUs (CPU nodes; spec.nodes sizes the group there).
     """
     vramGiB: Annotated[int | None, Field(ge=1, le=1048576)] = None
     """
