@@ -60,6 +60,14 @@ LAUNCHES = [
         [HTTP, {"name": "vllm-master", "containerPort": 29501}],
     ),
     (
+        "an empty first arg is no model: it stays the user's argument",
+        1,
+        {"args": ["", "--enforce-eager"]},
+        [*SERVE, *ONE_NODE, "", "--enforce-eager"],
+        None,
+        [HTTP],
+    ),
+    (
         "Ray on request: the leader serves on Ray, workers join its head",
         2,
         {"multiNodeLauncher": "Ray"},

@@ -78,7 +78,7 @@ def master_port(shape: ReplicaShape) -> int | None:
 def user_model(user: list[str]) -> tuple[str | None, list[str]]:
     """The model the user names as `vllm serve`'s positional argument (the first of
     engine.args when it is not a flag), and the rest of their args."""
-    if user and not user[0].startswith("-"):
+    if user and user[0] and not user[0].startswith("-"):
         return user[0], user[1:]
     return None, user
 
