@@ -41,7 +41,7 @@ def engine_reference(registry: str, install: EngineInstall) -> str:
     return f"{registry.rstrip('/')}/{ENGINE_REPOSITORY}:{install.version}"
 
 
-def _stage_site(install: EngineInstall, folder: Path) -> None:
+def stage_site(install: EngineInstall, folder: Path) -> None:
     """The install's packages without what the host wrote into them (bytecode, bin)."""
     shutil.copytree(
         install.site,
@@ -53,7 +53,8 @@ def _stage_site(install: EngineInstall, folder: Path) -> None:
     python_site.tidy(folder, "/" + SITE_PACKAGES)
 
 
-def _stage_launcher(folder: Path) -> None:
+def stage_launcher(folder: Path) -> None:
+    """`bin/vllm` under `folder` (the image's /usr/local), run by Debian's Python."""
     (folder / "bin").mkdir()
     launcher = folder / "bin" / "vllm"
     launcher.write_text(VLLM_LAUNCHER)
@@ -81,8 +82,8 @@ def build_engine_image(
     rootfs.unlink()
     staged = []
     for name, under, fill in (
-        ("engine-site", SITE_PACKAGES, lambda f: _stage_site(install, f)),
-        ("engine-bin", "usr/local", _stage_launcher),
+        ("engine-site", SITE_PACKAGES, lambda f: stage_site(install, f)),
+        ("engine-bin", "usr/local", stage_launcher),
     ):
         progress(f"layer {name}")
         folder = work / "stage" / name
