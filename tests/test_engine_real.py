@@ -7,7 +7,8 @@ node: its command and args, with `$(VAR)` expanded from its env and the variable
 LeaderWorkerSet controller injects, the cache claim's mount point (/mnt/models) being a temp
 directory holding the model at the cache's path, and the image's Python being the installed
 engine. Ready when the container's own readiness probe passes; then `GET /v1/models` lists the
-served name, a chat completion for it answers 200, and one for another name gets 404.
+served name, a chat completion for it answers 200, and one for another name gets 404. Each
+prints how long its engine took to be Ready and to answer (`pytest -rP` shows it).
 
 The engine is installed by the `engine` fixture on first use (about 3 minutes cold, then
 reused from the cache directory). Everything binds 127.0.0.1 on free ports; the engine
@@ -208,18 +209,18 @@ def processes(tmp_path: Path) -> Iterator[Processes]:
 
 
 def test_a_single_node_deployment_answers_through_its_composed_command_line(
-    engine, claim, processes, record_property
+    engine, claim, processes
 ):
     port = free_port()
     (container,) = composed_pods(model_replica(1, port, []))["single"]["spec"]["containers"]
     argv, env = host_process(container, lws={}, mount=claim, engine=engine)
     serving = processes.start("engine", argv, env=env, cwd=claim)
-    record_property("ready_seconds", round(wait_ready(container, [serving]), 1))
-    record_property("first_answer_seconds", round(answers_as_served(port), 3))
+    ready = wait_ready(container, [serving])
+    print(f"Ready in {ready:.0f} s, first answer in {answers_as_served(port):.3f} s")
 
 
 def test_a_two_node_gang_answers_through_its_leader_and_worker_command_lines(
-    engine, claim, processes, record_property
+    engine, claim, processes
 ):
     port = free_port()
     # The launcher's rendezvous port: a free one, where a cluster gets vLLM's default.
@@ -240,5 +241,5 @@ def test_a_two_node_gang_answers_through_its_leader_and_worker_command_lines(
         argv, env = host_process(container, lws=lws, mount=claim, engine=engine)
         started.append(processes.start(role, argv, env=env, cwd=claim))
     (leader,) = pods["leader"]["spec"]["containers"]
-    record_property("ready_seconds", round(wait_ready(leader, started), 1))
-    record_property("first_answer_seconds", round(answers_as_served(port), 3))
+    ready = wait_ready(leader, started)
+    print(f"Ready in {ready:.0f} s, first answer in {answers_as_served(port):.3f} s")
