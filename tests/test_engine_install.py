@@ -4,6 +4,9 @@ Python layer keeps of an installed tree."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -74,3 +77,32 @@ def test_the_image_keeps_the_packages_but_not_what_the_host_wrote(tmp_path):
     launcher_root.mkdir()
     stage_launcher(launcher_root)
     assert (launcher_root / "bin" / "vllm").read_text().startswith("#!/usr/bin/python3\n")
+
+
+def test_the_images_vllm_command_serves_only_when_run_as_the_main_script(tmp_path):
+    # multiprocessing's spawn runs the parent's main script again in each child as
+    # `__mp_main__`: a launcher without the guard starts a second server in the engine core.
+    stub = tmp_path / "stub" / "vllm" / "entrypoints" / "cli"
+    stub.mkdir(parents=True)
+    for folder in (stub.parent.parent, stub.parent, stub):
+        (folder / "__init__.py").write_text("")
+    (stub / "main.py").write_text("def main():\n    print('serving')\n    return 0\n")
+    launcher_root = tmp_path / "usr-local"
+    launcher_root.mkdir()
+    stage_launcher(launcher_root)
+    script = str(launcher_root / "bin" / "vllm")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "stub")}
+    run_as = "import runpy, sys; runpy.run_path(sys.argv[1], run_name=sys.argv[2])"
+    ran = {
+        name: subprocess.run(
+            [sys.executable, "-c", run_as, script, name],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
+        for name in ("__main__", "__mp_main__")
+    }
+    assert ran["__main__"].stdout == "serving\n"
+    assert ran["__mp_main__"].returncode == 0 and ran["__mp_main__"].stdout == ""

@@ -31,8 +31,11 @@ ENGINE_PACKAGES = (
 )  # fmt: skip
 ENGINE_ENV = {"VLLM_TARGET_DEVICE": "cpu", "PYTHONUNBUFFERED": "1"}
 ENGINE_ENTRYPOINT = "/usr/local/bin/vllm"
+# vLLM starts its engine core with multiprocessing's spawn, whose child runs this script again
+# as `__mp_main__`: only the `__main__` run may start a server.
 VLLM_LAUNCHER = (
-    "#!/usr/bin/python3\nimport sys\nfrom vllm.entrypoints.cli.main import main\nsys.exit(main())\n"
+    "#!/usr/bin/python3\nimport sys\n\nfrom vllm.entrypoints.cli.main import main\n\n"
+    'if __name__ == "__main__":\n    sys.exit(main())\n'
 )
 
 
