@@ -133,7 +133,7 @@ BYO_CACHE_XR = _xr(
 )
 ENGINE = {
     "framework": "Custom",
-    "image": "vllm/vllm-openai:v0.11.0",
+    "image": "vllm/vllm-openai:v0.33.0",
     "command": ["python3", "-m", "server"],
     "args": ["--port=8000"],
     "env": [{"name": "MODEL_FLAG", "value": "on"}],

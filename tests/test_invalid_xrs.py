@@ -140,14 +140,14 @@ INVALID = [
         "spec.workloadNamespace",
     ),
     Invalid(
-        "GPU pool with zero GPUs per node",
+        "pool with a negative GPU count",
         "InferenceCluster",
         {
             "spec.nodePools": [
-                {"name": "h100", "nodeCount": 2, "gpu": {"count": 0, "memoryGiB": 80}}
+                {"name": "h100", "nodeCount": 2, "gpu": {"count": -1, "memoryGiB": 80}}
             ]
         },
-        "less than the minimum of 1",
+        "less than the minimum of 0",
     ),
     Invalid(
         "GPU pool with negative nodes",
@@ -163,7 +163,7 @@ INVALID = [
         "GPU pool without GPU memory",
         "InferenceCluster",
         {"spec.nodePools": [{"name": "h100", "nodeCount": 2, "gpu": {"count": 8}}]},
-        "'memoryGiB' is a required property",
+        "gpu.memoryGiB is required when gpu.count is above 0",
     ),
     Invalid(
         "LeaderWorkerSet version that is not semver",
@@ -200,6 +200,18 @@ INVALID = [
         "ModelDeployment",
         {"spec.engine": {"framework": "Custom"}},
         "framework Custom requires engine.command",
+    ),
+    Invalid(
+        "Ray asked for a Custom engine",
+        "ModelDeployment",
+        {"spec.engine": {"framework": "Custom", "command": ["/serve"], "multiNodeLauncher": "Ray"}},
+        "engine.multiNodeLauncher Ray applies to framework vLLM only",
+    ),
+    Invalid(
+        "unknown multi-node launcher",
+        "ModelDeployment",
+        {"spec.engine": {"multiNodeLauncher": "MPI"}},
+        "is not one of",
     ),
     Invalid(
         "unknown engine framework",

@@ -9,6 +9,14 @@ SHA = "c1899de289a04d12100db370d81485cdf75e47ca"
 
 VALID = [
     Valid("405B Llama repo", "ModelCache", {f"{HF}.repo": "meta-llama/Llama-3.1-405B-Instruct"}),
+    Valid(
+        "a CPU pool: no GPUs, no GPU memory",
+        "InferenceCluster",
+        {"spec.nodePools": [{"name": "cpu", "nodeCount": 2, "gpu": {"count": 0}}]},
+    ),
+    Valid("pods that claim no GPU", "ModelDeployment", {"spec.resources": {"gpusPerNode": 0}}),
+    Valid("Ray on request", "ModelDeployment", {"spec.engine": {"multiNodeLauncher": "Ray"}}),
+    Valid("vLLM's own launcher", "ModelReplica", {"spec.engine": {"multiNodeLauncher": "vLLM"}}),
     Valid("Qwen3 0.6B repo", "ModelCache", {f"{HF}.repo": "Qwen/Qwen3-0.6B"}),
     Valid(
         "repo with underscores",

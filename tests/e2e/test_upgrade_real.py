@@ -109,7 +109,7 @@ def fleet_objects() -> list[Json]:
             "clusterSelector": selector,
             "modelCacheRef": {"name": "qwen3-0-6b"},
             "resources": {"gpusPerNode": 1, "vramGiB": 10},
-            "engine": {"framework": "vLLM", "image": "vllm/vllm-openai:v0.11.0", "port": 8000},
+            "engine": {"framework": "vLLM", "image": "vllm/vllm-openai:v0.33.0", "port": 8000},
         },
     }
     return [*clusters, cache, deployment]
@@ -190,12 +190,13 @@ class Fleet(ServedFleet):
 
 # What upgrading from the previous release changes in every serving pod, on purpose
 # (docs/modeldeployment.md, "Upgrading"): the name clients send (vLLM's --served-model-name and
-# MODELFLEET_SERVED_MODEL_NAME) and readiness probed on the HTTP endpoint. Nothing else of a
-# pod may change. Empty this once PREVIOUS_RELEASE has them.
+# MODELFLEET_SERVED_MODEL_NAME), readiness probed on the HTTP endpoint, and `vllm serve` with the
+# model as its positional argument in place of the deprecated API server entrypoint and its
+# --model. Nothing else of a pod may change. Empty this once PREVIOUS_RELEASE has them.
 SERVING_CHANGES = {
-    "args": ("--served-model-name",),
+    "args": ("--served-model-name", "--model=", "/mnt/models/"),
     "env": ("MODELFLEET_SERVED_MODEL_NAME",),
-    "fields": ("readinessProbe",),
+    "fields": ("readinessProbe", "command"),
 }
 
 

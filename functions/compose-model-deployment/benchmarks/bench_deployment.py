@@ -39,7 +39,7 @@ def model_deployment(replicas: int) -> dict[str, Any]:
             "clusterSelector": {"matchLabels": {"modelfleet.io/tier": "gpu"}},
             "modelCacheRef": {"name": "kimi-k2"},
             "resources": {"vramGiB": 1200},
-            "engine": {"framework": "vLLM", "image": "vllm/vllm-openai:v0.11.0"},
+            "engine": {"framework": "vLLM", "image": "vllm/vllm-openai:v0.33.0"},
         },
     }
 
@@ -69,7 +69,7 @@ def other_replica(cluster: str, n: int) -> dict[str, Any]:
             "nodes": 2,
             "gpusPerNode": 8,
             "modelCacheRef": {"name": "llama"},
-            "engine": {"framework": "vLLM", "image": "vllm/vllm-openai:v0.11.0"},
+            "engine": {"framework": "vLLM", "image": "vllm/vllm-openai:v0.33.0"},
         },
         "status": {"phase": "Ready", "replicas": 1, "readyReplicas": 1, "message": "1/1 ready"},
     }

@@ -13,7 +13,7 @@ RUNNER = SafeRunner(run_function, "compose-model-deployment")
 def deployment(replicas: int = 1, **spec: Any) -> dict[str, Any]:
     body: dict[str, Any] = {
         "replicas": replicas,
-        "engine": {"framework": "vLLM", "image": "vllm/vllm-openai:v0.11.0"},
+        "engine": {"framework": "vLLM", "image": "vllm/vllm-openai:v0.33.0"},
     }
     body.update(spec)
     return {

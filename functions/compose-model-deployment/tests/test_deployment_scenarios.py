@@ -253,7 +253,7 @@ def test_composed_replicas_are_valid_model_replicas():
 
 
 def test_each_cluster_gets_one_model_replica_with_the_fully_resolved_placement():
-    engine = {"framework": "vLLM", "image": "vllm/vllm-openai:v0.11.0", "args": ["--x"]}
+    engine = {"framework": "vLLM", "image": "vllm/vllm-openai:v0.33.0", "args": ["--x"]}
     xr = deployment(
         replicas=3,
         modelCacheRef={"name": "kimi-k2"},

@@ -12,7 +12,7 @@ GKE = inference_cluster("gke-us")
 HF = {"source": "HuggingFace", "huggingFace": {"repo": "Qwen/Qwen3-0.6B", "revision": "main"}}
 OCI = {"source": "OCI", "oci": {"image": "ghcr.io/acme/qwen3-0.6b:1.0"}}
 S3 = {"source": "S3", "s3": {"uri": "s3://models/team/qwen3-0.6b/"}}
-VLLM = {"framework": "vLLM", "image": "vllm/vllm-openai:v0.11.0"}
+VLLM = {"framework": "vLLM", "image": "vllm/vllm-openai:v0.33.0"}
 IN_ARGS = {**VLLM, "args": ["--max-model-len=8192", "--served-model-name=qwen"]}
 CUSTOM = {"framework": "Custom", "command": ["serve"], "args": ["--served-model-name=x"]}
 

@@ -42,7 +42,7 @@ def model_replica() -> dict[str, Any]:
             "nodeSelector": H100["nodeSelector"],
             "tolerations": H100["tolerations"],
             "modelCacheRef": {"name": "kimi-k2"},
-            "engine": {"framework": "vLLM", "image": "vllm/vllm-openai:v0.11.0", "port": 8000},
+            "engine": {"framework": "vLLM", "image": "vllm/vllm-openai:v0.33.0", "port": 8000},
         },
     }
 

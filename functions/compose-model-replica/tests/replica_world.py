@@ -26,7 +26,7 @@ def replica(nodes: int = 1, *, cache: bool = True, **spec: Any) -> dict[str, Any
         "nodePool": "h100",
         "nodeSelector": H100["nodeSelector"],
         "tolerations": H100["tolerations"],
-        "engine": {"framework": "vLLM", "image": "vllm/vllm-openai:v0.11.0", "port": 8000},
+        "engine": {"framework": "vLLM", "image": "vllm/vllm-openai:v0.33.0", "port": 8000},
     }
     if cache:
         body["modelCacheRef"] = {"name": "kimi-k2"}

@@ -91,33 +91,55 @@ def test_claim_and_path_come_from_the_cache_status_as_written():
 
 
 MODEL_PATHS = [
-    # (cache path in the status, engine, --model the server gets); the weights are always at
-    # /mnt/models/<path>, told to every engine as MODELFLEET_MODEL_PATH
-    pytest.param("abc123", {"framework": "vLLM"}, ["--model=/mnt/models/abc123"], id="managed"),
+    # (cache path in the status, engine, the model `vllm serve` is given); the weights are
+    # always at /mnt/models/<path>, told to every engine as MODELFLEET_MODEL_PATH
+    pytest.param("abc123", {"framework": "vLLM"}, "/mnt/models/abc123", id="managed"),
     pytest.param(
         "mc-x/f00d",
         {"framework": "vLLM"},
-        ["--model=/mnt/models/mc-x/f00d"],
+        "/mnt/models/mc-x/f00d",
         id="bring-your-own claim: per-cache sub-directory",
     ),
     pytest.param(
         "abc123",
         {"framework": "vLLM", "args": ["--model", "/mnt/models/abc123/snapshots/v2"]},
-        ["--model"],
+        "/mnt/models/abc123/snapshots/v2",
         id="the user's --model wins",
     ),
     pytest.param(
         "abc123",
+        {"framework": "vLLM", "args": ["/mnt/models/abc123/snapshots/v2", "--dtype=half"]},
+        "/mnt/models/abc123/snapshots/v2",
+        id="the user's positional model wins",
+    ),
+    pytest.param(
+        "abc123",
         {"framework": "Custom", "command": ["/serve"]},
-        [],
+        None,
         id="Custom: nothing injected in argv, the path in env",
     ),
 ]
 
 
-@pytest.mark.parametrize(("path", "engine", "model_args"), MODEL_PATHS)
+def served_model(argv: list[str]) -> str | None:
+    """The model `vllm serve` serves from this argv, read as vLLM reads it: `--model` (which
+    it moves to the front), else the positional argument; None for another command."""
+    if argv[:2] != ["vllm", "serve"]:
+        return None
+    rest = argv[2:]
+    given = [a for a in rest if a == "--model" or a.startswith("--model=")]
+    assert len(given) <= 1, "one --model at most"
+    positional = rest[0] if rest and not rest[0].startswith("-") else None
+    if given:
+        assert positional is None, "vLLM refuses a positional model beside --model"
+        flag = given[0]
+        return flag.split("=", 1)[1] if "=" in flag else rest[rest.index(flag) + 1]
+    return positional
+
+
+@pytest.mark.parametrize(("path", "engine", "model"), MODEL_PATHS)
 def test_every_engine_pod_mounts_the_whole_claim_read_only_and_finds_the_weights_under_it(
-    path, engine, model_args
+    path, engine, model
 ):
     cache = cache_status({"name": "gke-us", "phase": "Ready", "claimName": CLAIM, "path": path})
     for nodes in (1, 2):
@@ -129,9 +151,10 @@ def test_every_engine_pod_mounts_the_whole_claim_read_only_and_finds_the_weights
             assert cache_mount(pod) == (CLAIM, f"/mnt/models/{path}"), role
             names = [e["name"] for e in container["env"]]
             assert names.index("MODELFLEET_MODEL_PATH") == 3, role  # after identity, before user
-        serving = pods.get("single", pods.get("leader"))["spec"]["containers"][0]
-        argv = serving.get("command", []) + serving.get("args", [])
-        assert [a for a in argv if a.startswith("--model")] == model_args
+            argv = container.get("command", []) + container.get("args", [])
+            if role != "worker" or engine["framework"] == "vLLM":
+                # Every vLLM pod, workers too, loads the same model.
+                assert served_model(argv) == model, role
 
 
 # -- Usages: composed by the ModelDeployment, not by the replica ------------------------------

@@ -5,7 +5,7 @@ import pytest
 from modelfleet_devtools.validation import assert_valid, require_shared_schemas
 from replica_world import model_cache, pod_templates, replica, run, workload
 
-VLLM = {"framework": "vLLM", "image": "vllm/vllm-openai:v0.11.0", "port": 8000}
+VLLM = {"framework": "vLLM", "image": "vllm/vllm-openai:v0.33.0", "port": 8000}
 CUSTOM = {
     "framework": "Custom",
     "image": "lmsysorg/sglang:v0.5.2",

@@ -2,7 +2,6 @@
 
 import pytest
 from compose_model_replica.core import SERVICE, WORKLOAD
-from compose_model_replica.engines import LEADER_SCRIPT, WORKER_SCRIPT
 from compose_model_replica.fn import CACHE, CLUSTER
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_devtools.requests import (
@@ -50,7 +49,8 @@ def test_done_when_a_2_node_vllm_replica_waits_for_its_cache_then_serves_a_valid
     for role, pod in pod_templates(lws).items():
         assert cache_mount(pod) == (CLAIM, "/mnt/models/abc123def456"), role
     leader = pod_templates(lws)["leader"]["spec"]["containers"][0]
-    assert "--model=/mnt/models/abc123def456" in leader["args"]
+    assert leader["command"] == ["vllm", "serve"]
+    assert leader["args"][0] == "/mnt/models/abc123def456"
     assert "--pipeline-parallel-size=2" in leader["args"]
     service = composed[SERVICE]["spec"]["forProvider"]["manifest"]
     assert service["spec"]["selector"]["leaderworkerset.sigs.k8s.io/worker-index"] == "0"
@@ -99,14 +99,8 @@ def test_every_gang_pod_gets_gpus_shared_memory_pool_placement_and_identity_firs
     leader = pod_templates(lws)["leader"]["spec"]["containers"][0]
     assert "--tensor-parallel-size=8" in leader["args"]
     worker = pod_templates(lws)["worker"]["spec"]["containers"][0]
-    assert worker["command"] == [
-        "/bin/sh",
-        "-c",
-        WORKER_SCRIPT,
-        "modelfleet-worker",
-        "$(LWS_LEADER_ADDRESS):6379",
-    ]
-    assert "ray start" in WORKER_SCRIPT and "--block" in WORKER_SCRIPT
+    assert worker["command"] == ["vllm", "serve"]
+    assert worker["args"] == [*leader["args"], "--headless"]
 
 
 def test_single_node_vllm_is_a_deployment_with_tensor_parallel_and_the_cache():
@@ -114,7 +108,7 @@ def test_single_node_vllm_is_a_deployment_with_tensor_parallel_and_the_cache():
     deploy = workload(rsp)
     assert deploy["kind"] == "Deployment" and deploy["spec"]["replicas"] == 1
     c = deploy["spec"]["template"]["spec"]["containers"][0]
-    assert "--model=/mnt/models/abc123def456" in c["args"]
+    assert (c["command"], c["args"][0]) == (["vllm", "serve"], "/mnt/models/abc123def456")
     assert cache_mount(deploy["spec"]["template"]) == (CLAIM, "/mnt/models/abc123def456")
     assert "--tensor-parallel-size=8" in c["args"]
     assert {e["name"]: e.get("value") for e in c["env"]}["MODELFLEET_GROUP_SIZE"] == "1"
@@ -125,6 +119,7 @@ def test_user_model_flag_wins_and_no_cache_mounts_nothing():
     rsp = run(xr)
     c = workload(rsp)["spec"]["template"]["spec"]["containers"][0]
     assert [a for a in c["args"] if a.startswith("--model")] == ["--model=Qwen/Qwen3-0.6B"]
+    assert c["args"][0].startswith("--"), "no positional model besides the user's --model"
     assert all(m["mountPath"] != "/mnt/models" for m in c["volumeMounts"])
 
 
@@ -246,15 +241,18 @@ def test_single_node_identity_is_the_pod_itself_rank_0_of_a_group_of_1():
     ]
 
 
-def test_vllm_gang_leader_shell_is_a_fixed_script_and_user_args_stay_arguments():
+def test_vllm_gang_pods_run_no_shell_and_user_args_stay_arguments():
     engine = {"framework": "vLLM", "args": HOSTILE}
     lws = workload(run(replica(nodes=2, engine=engine), cache=model_cache("Ready")))
-    leader = pod_templates(lws)["leader"]["spec"]["containers"][0]
-    assert leader["command"] == ["/bin/sh", "-c", LEADER_SCRIPT, "modelfleet-leader"]
-    assert all(h not in LEADER_SCRIPT for h in HOSTILE)
-    assert leader["args"][-len(HOSTILE) :] == HOSTILE  # each one its own argv element
-    # The user's --model wins over the cache path (one --model only).
-    assert [a for a in leader["args"] if a.startswith("--model")] == ["--model=../../etc"]
+    for role, pod in pod_templates(lws).items():
+        container = pod["spec"]["containers"][0]
+        args = container["args"]
+        assert container["command"] == ["vllm", "serve"], role
+        # Each user value is one argv element: the first, not a flag, is `vllm serve`'s
+        # positional model in the cache path's place; the rest follow the composed flags.
+        assert args[0] == HOSTILE[0], role
+        assert args[-(len(HOSTILE) - 1) :] == HOSTILE[1:], role
+        assert not any(a.startswith("/mnt/models") for a in args), role
 
 
 def test_custom_single_node_runs_exactly_the_users_command():
@@ -301,7 +299,7 @@ VLLM = {"framework": "vLLM"}
 CUSTOM = {"framework": "Custom", "command": ["/serve"]}
 
 # Ready means serving, on every layout: the serving pod is probed on its HTTP port, never on
-# Ray's 6379. A vLLM gang's leader serves only once its workers joined, so it is started
+# the launcher's port. A vLLM gang's leader serves only once its workers joined, so it is started
 # LeaderCreated whatever was asked (LeaderReady would never create the workers).
 # (case, nodes, engine, asked startupPolicy, composed startupPolicy, serving probe)
 PROBE_CASES = [

@@ -66,8 +66,8 @@ REFUSED = [
         id="a wrong kind",
     ),
     pytest.param(
-        edited("inferencecluster.yaml", "spec", "nodePools", 0, "gpu", "count", 0),
-        "spec.nodePools[0].gpu.count: 0 is less than the minimum of 1",
+        edited("inferencecluster.yaml", "spec", "nodePools", 0, "gpu", "count", -1),
+        "spec.nodePools[0].gpu.count: -1 is less than the minimum of 0",
         id="a schema error inside a list, with kubectl's path",
     ),
 ]

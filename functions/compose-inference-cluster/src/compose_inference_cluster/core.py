@@ -48,6 +48,9 @@ def spec_problem(spec: InferenceClusterSpec) -> str | None:
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         return f"nodePools names must be unique; repeated: {', '.join(duplicates)}"
+    unsized = [p.name for p in spec.nodePools or [] if p.gpu.count and not p.gpu.memoryGiB]
+    if unsized:
+        return f"gpu.memoryGiB is required when gpu.count is above 0 (node pool {unsized[0]})"
     storage = _configured_storage(spec)
     if storage is not None and not storage.storageClassName and storage.managed is not None:
         return m.missing_csi_block(storage.managed)

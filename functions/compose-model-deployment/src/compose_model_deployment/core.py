@@ -15,6 +15,7 @@ from typing import Any
 from modelfleet_contracts.api import API_VERSION, MODEL_DEPLOYMENT, MODEL_REPLICA
 from modelfleet_contracts.clusters import SELECTED_CLUSTERS, ClusterView, matches_selector, select
 from modelfleet_contracts.conditions import Status, listed, previous_condition
+from modelfleet_contracts.engine_rules import engine_problem
 from modelfleet_contracts.fields import mapping_at
 from modelfleet_contracts.labels import CLUSTER_LABEL, REPLACES_ANNOTATION, owner_labels
 from modelfleet_contracts.models.modeldeployment import ModelDeploymentSpec
@@ -60,9 +61,7 @@ CARRIED_FIELDS = ("engine", "rollout", "gang", "placement")
 
 def spec_problem(spec: ModelDeploymentSpec) -> str | None:
     """What the schema alone does not catch (its CEL rules), in words; None when valid."""
-    if spec.engine and spec.engine.framework == "Custom" and not spec.engine.command:
-        return "engine.command is required when engine.framework is Custom"
-    return None
+    return engine_problem(spec.engine)
 
 
 def replica_key(cluster: str) -> str:

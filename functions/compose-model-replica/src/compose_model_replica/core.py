@@ -21,7 +21,8 @@ from typing import Any
 
 from modelfleet_contracts.api import MODEL_REPLICA
 from modelfleet_contracts.clusters import ClusterView
-from modelfleet_contracts.conditions import Status
+from modelfleet_contracts.conditions import Status, previous_condition
+from modelfleet_contracts.engine_rules import engine_problem
 from modelfleet_contracts.fields import mapping_at
 from modelfleet_contracts.labels import CLUSTER_LABEL, owner_labels
 from modelfleet_contracts.models.modelreplica import ModelReplicaSpec
@@ -42,7 +43,7 @@ from compose_model_replica.phases import (
 from compose_model_replica.pools import inference_pool_manifest
 from compose_model_replica.routes import CONDITION as GATEWAY_ROUTED
 from compose_model_replica.routes import route_status
-from compose_model_replica.shape import replica_shape
+from compose_model_replica.shape import STARTUP_OVERRIDDEN, ReplicaShape, replica_shape
 from compose_model_replica.status import replica_status
 from compose_model_replica.workloads import serving_selector, workload_objects
 
@@ -58,9 +59,7 @@ SAFE_SEGMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}")
 
 def spec_problem(spec: ModelReplicaSpec) -> str | None:
     """What the schema alone does not catch (its CEL rules), in words; None when valid."""
-    if spec.engine and spec.engine.framework == "Custom" and not spec.engine.command:
-        return "engine.command is required when engine.framework is Custom"
-    return None
+    return engine_problem(spec.engine)
 
 
 def cache_location(
@@ -191,13 +190,15 @@ def compose_replica(
     phase = derive_replica_phase(
         workload["spec"]["forProvider"]["manifest"]["kind"], spec.replicas, observed.get(WORKLOAD)
     )
-    port = replica_shape(spec).port
+    shape = replica_shape(spec)
+    port = shape.port
     address = (
         service_address(remote, remote_namespace, port)
         if serving(observed) and remote_namespace
         else None
     )
-    out.status, out.conditions, out.ready = replica_status(phase, address)
+    note = startup_note(xr, shape, out)
+    out.status, out.conditions, out.ready = replica_status(phase, address, note)
     if view.gateway is not None:
         prefix = route_path_prefix(namespace, deployment or name)
         backend = service_backend(remote, port)
@@ -208,7 +209,7 @@ def compose_replica(
                 namespace=remote_namespace,
                 # Found from its ModelDeployment, as the Service is.
                 labels={**labels, DEPLOYMENT_LABEL: deployment} if deployment else labels,
-                selector=serving_selector(replica_shape(spec), name=remote, labels=labels),
+                selector=serving_selector(shape, name=remote, labels=labels),
                 port=port,
                 picker=picker,
             )
@@ -257,6 +258,18 @@ def compose_replica(
             )
         )
     return out
+
+
+def startup_note(xr: dict[str, Any], shape: ReplicaShape, out: Outcome) -> str | None:
+    """Why the gang is not started with the startupPolicy its spec asks (None: it is); a
+    Warning event the first time the replica's condition says so."""
+    if not shape.startup_overridden:
+        return None
+    note = STARTUP_OVERRIDDEN.format(asked=shape.asked_startup)
+    before = previous_condition(xr, "WorkloadReady") or {}
+    if note not in str(before.get("message", "")):
+        out.warnings.append(f"WorkloadReady: {note}")
+    return note
 
 
 def serving(observed: dict[str, ObservedObject]) -> bool:

@@ -63,8 +63,13 @@ def engine_pod(
     cache_path: str | None = None,
     serving: bool,
     readiness_probe: dict[str, Any] | None = None,
+    launcher_ports: list[dict[str, Any]] | None = None,
+    launcher_env: list[dict[str, Any]] | None = None,
+    post_start: list[str] | None = None,
 ) -> dict[str, Any]:
     """A pod template. `serving`: the pod answers requests (single node or leader).
+    `launcher_ports`/`launcher_env`/`post_start`: what a gang's launcher adds to its leader
+    (the port workers reach it on; Ray's address and the hook that starts Ray's head).
 
     The cache claim is mounted whole and read-only at /mnt/models; the weights are at
     /mnt/models/<cache path> (docs/modelreplica.md, "Every engine pod"), which every engine
@@ -86,6 +91,7 @@ def engine_pod(
         "env": identity_env(shape.nodes)
         + model_path_env(claim_name, cache_path)
         + served_name_env(shape.served_model_name)
+        + list(launcher_env or [])
         + [_plain(e) for e in engine.env or []],
         "volumeMounts": mounts,
     }
@@ -98,8 +104,12 @@ def engine_pod(
         container["command"] = command
     if args:
         container["args"] = args
-    if serving:
-        container["ports"] = [{"name": "http", "containerPort": shape.port}]
+    ports = [{"name": "http", "containerPort": shape.port}] if serving else []
+    ports += launcher_ports or []
+    if ports:
+        container["ports"] = ports
+    if post_start:
+        container["lifecycle"] = {"postStart": {"exec": {"command": list(post_start)}}}
     if readiness_probe:
         container["readinessProbe"] = readiness_probe
     pod: dict[str, Any] = {"containers": [container], "volumes": volumes}

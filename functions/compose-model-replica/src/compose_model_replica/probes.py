@@ -5,10 +5,10 @@ answers once the model is loaded; a Custom engine: a TCP connection to its port,
 thing every server has). So the Service sends requests only to pods that serve, and a
 Deployment's or LeaderWorkerSet's ready count, hence the replica's address, means serving.
 
-A vLLM leader serves only once its workers joined its Ray head, so its gang cannot be started
-`LeaderReady` (workers created only once the leader is Ready): shape.py starts vLLM gangs
-`LeaderCreated`, and workers retry joining until the head is up. Workers get no probe: the
-group is Available when its leader serves, which needs every worker.
+A vLLM leader serves only once every worker joined it (vLLM's own launcher, or Ray), so its
+gang cannot be started `LeaderReady` (workers created only once the leader is Ready): shape.py
+starts vLLM gangs `LeaderCreated`. Workers get no probe and open no HTTP port: the group is
+Available when its leader serves, which needs every worker.
 """
 
 from typing import Any
@@ -16,8 +16,6 @@ from typing import Any
 from modelfleet_contracts.serving import VLLM_HEALTH_PATH
 
 from compose_model_replica.shape import ReplicaShape
-
-RAY_PORT = 6379
 
 
 def tcp_probe(port: int) -> dict[str, Any]:

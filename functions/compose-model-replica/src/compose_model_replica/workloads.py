@@ -9,7 +9,7 @@ from modelfleet_contracts.objects import AVAILABLE, kubernetes_object
 from modelfleet_contracts.serving import DEPLOYMENT_LABEL
 from modelfleet_contracts.spec import filled
 
-from compose_model_replica.engines import engine_commands
+from compose_model_replica.engines import RAY_PORT, engine_commands, master_port, uses_ray
 from compose_model_replica.pods import LWS_WORKER_INDEX_LABEL, engine_pod
 from compose_model_replica.probes import serving_probe
 from compose_model_replica.shape import ReplicaShape, replica_shape
@@ -39,6 +39,9 @@ def workload_manifest(
         cache_path=cache_path,
         serving=True,
         readiness_probe=serving_probe(shape),
+        launcher_ports=launcher_ports(shape),
+        launcher_env=[{"name": name, "value": value} for name, value in commands.env],
+        post_start=commands.post_start,
     )
     metadata: dict[str, Any] = {"name": name, "namespace": namespace, "labels": dict(labels)}
     rollout = spec.rollout or Rollout()
@@ -99,6 +102,15 @@ def workload_manifest(
             },
         },
     }
+
+
+def launcher_ports(shape: ReplicaShape) -> list[dict[str, Any]]:
+    """The port a vLLM gang's leader opens for its workers: vLLM's master port, or Ray's
+    head with `multiNodeLauncher: Ray`; none for a single node or a Custom gang."""
+    if uses_ray(shape):
+        return [{"name": "ray", "containerPort": RAY_PORT}]
+    port = master_port(shape)
+    return [] if port is None else [{"name": "vllm-master", "containerPort": port}]
 
 
 def serving_selector(shape: ReplicaShape, *, name: str, labels: dict[str, str]) -> dict[str, str]:

@@ -31,6 +31,9 @@ class Outcome:
     again only rarely (`recheck.RECHECK_SETTLED`).
     `happenings`: what this response does that a condition's transition does not tell
     (a replica moved off a cluster), each a Normal event.
+    `warnings`: the same for what the user should change (a setting composed otherwise than
+    asked), each a Warning event; the core lists one only when it is new, as events go out
+    on transitions only.
     """
 
     # Plain data, or a `Stamp` of a shape many resources share (written as a copy).
@@ -44,6 +47,7 @@ class Outcome:
     recheck_soon: bool = False
     settled: bool = False
     happenings: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     @classmethod
     def held(cls, *conditions: Status) -> "Outcome":

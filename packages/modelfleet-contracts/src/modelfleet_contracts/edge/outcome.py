@@ -69,6 +69,8 @@ def apply_outcome(
         report(rsp, observed_xr, *outcome.conditions, progress_reasons=progress)
     for text in outcome.happenings:
         response.normal(rsp, text)
+    for text in outcome.warnings:
+        response.warning(rsp, text)
     set_composite_ready(rsp, outcome.ready and not outcome.keep_everything)
     if outcome.recheck_soon:
         # A condition this response changes starts a new wait: its age is zero.

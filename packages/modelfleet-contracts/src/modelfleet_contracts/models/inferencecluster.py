@@ -196,13 +196,13 @@ class Gpu(BaseModel):
     The GPUs of one node of the pool.
     """
 
-    count: Annotated[int, Field(ge=1, le=64)]
+    count: Annotated[int, Field(ge=0, le=64)]
     """
-    GPUs per node.
+    GPUs per node; 0 for a pool without GPUs (CPU nodes), which serves only deployments with resources.gpusPerNode 0.
     """
-    memoryGiB: Annotated[int, Field(ge=1, le=4096)]
+    memoryGiB: Annotated[int | None, Field(ge=1, le=4096)] = None
     """
-    Memory of one GPU in GiB (for example 80 for H100 80GB).
+    Memory of one GPU in GiB (for example 80 for H100 80GB); required when count is above 0.
     """
     product: Annotated[str | None, Field(max_length=128, pattern='^[A-Za-z0-9._-]*$')] = None
     """

@@ -83,9 +83,9 @@ class Resources(BaseModel):
     GPU needs.
     """
 
-    gpusPerNode: Annotated[int | None, Field(ge=1, le=64)] = None
+    gpusPerNode: Annotated[int | None, Field(ge=0, le=64)] = None
     """
-    GPUs each pod claims; default: the pool's gpu.count.
+    GPUs each pod claims; default: the pool's gpu.count. 0: pods claim no GPU and run only on pools without GPUs (CPU nodes; spec.nodes sizes the group there).
     """
     vramGiB: Annotated[int | None, Field(ge=1, le=1048576)] = None
     """
@@ -95,7 +95,7 @@ class Resources(BaseModel):
 
 class Framework(StrEnum):
     """
-    vLLM composes a turnkey vLLM command (Ray bootstrap on multi-node); Custom runs your command and args verbatim.
+    vLLM composes a turnkey `vllm serve` command (vLLM's own multi-node launcher on a gang); Custom runs your command and args verbatim.
     """
 
     vLLM = 'vLLM'
@@ -135,6 +135,15 @@ class EnvItem(BaseModel):
     """
 
 
+class MultiNodeLauncher(StrEnum):
+    """
+    vLLM multi-node: how a gang starts. vLLM (the default when unset): vLLM's own launcher (--nnodes, --node-rank, --master-addr from the LeaderWorkerSet, --headless workers), no Ray. Ray: a Ray cluster (the image must ship Ray).
+    """
+
+    vLLM = 'vLLM'
+    Ray = 'Ray'
+
+
 class Worker(BaseModel):
     """
     Custom multi-node: what worker pods run.
@@ -157,11 +166,11 @@ class Engine(BaseModel):
 
     framework: Framework | None = 'vLLM'
     """
-    vLLM composes a turnkey vLLM command (Ray bootstrap on multi-node); Custom runs your command and args verbatim.
+    vLLM composes a turnkey `vllm serve` command (vLLM's own multi-node launcher on a gang); Custom runs your command and args verbatim.
     """
     image: Annotated[
         str | None, Field(max_length=512, pattern='^[A-Za-z0-9][A-Za-z0-9._/:@-]*$')
-    ] = 'vllm/vllm-openai:v0.11.0'
+    ] = 'vllm/vllm-openai:v0.33.0'
     """
     Engine container image.
     """
@@ -171,11 +180,15 @@ class Engine(BaseModel):
     """
     args: Annotated[list[Arg] | None, Field(max_length=256)] = None
     """
-    Extra arguments; vLLM: appended to the serve command (set --model to override the cache path).
+    Extra arguments; vLLM: appended to `vllm serve` on every pod and winning over the composed flags (a model first, or --model, replaces the cache path).
     """
     env: Annotated[list[EnvItem] | None, Field(max_length=128)] = None
     """
     Environment variables of every engine container, after the MODELFLEET_* ones.
+    """
+    multiNodeLauncher: MultiNodeLauncher | None = None
+    """
+    vLLM multi-node: how a gang starts. vLLM (the default when unset): vLLM's own launcher (--nnodes, --node-rank, --master-addr from the LeaderWorkerSet, --headless workers), no Ray. Ray: a Ray cluster (the image must ship Ray).
     """
     port: Annotated[int | None, Field(ge=1, le=65535)] = 8000
     """
@@ -208,7 +221,7 @@ class Rollout(BaseModel):
 
 class StartupPolicy(StrEnum):
     """
-    LeaderReady starts workers after the leader is ready; LeaderCreated starts them together.
+    LeaderReady starts workers after the leader is ready; LeaderCreated starts them together. A vLLM gang is always started LeaderCreated, its leader being ready only once its workers joined (a LeaderReady written here is reported); a Custom gang as asked, LeaderReady when unset.
     """
 
     LeaderReady = 'LeaderReady'
@@ -229,9 +242,9 @@ class Gang(BaseModel):
     Multi-node gang behaviour (LeaderWorkerSet).
     """
 
-    startupPolicy: StartupPolicy | None = 'LeaderReady'
+    startupPolicy: StartupPolicy | None = None
     """
-    LeaderReady starts workers after the leader is ready; LeaderCreated starts them together.
+    LeaderReady starts workers after the leader is ready; LeaderCreated starts them together. A vLLM gang is always started LeaderCreated, its leader being ready only once its workers joined (a LeaderReady written here is reported); a Custom gang as asked, LeaderReady when unset.
     """
     restartPolicy: RestartPolicy | None = 'RecreateGroupOnPodRestart'
     """

@@ -170,7 +170,7 @@ def probe_deployment(namespace: str, replicas: int) -> Json:
             "clusterSelector": {"matchLabels": dict(PROBE_LABEL)},
             "modelCacheRef": {"name": PROBE_CACHE},
             "resources": {"gpusPerNode": 1, "vramGiB": 10},
-            "engine": {"framework": "vLLM", "image": "vllm/vllm-openai:v0.11.0", "port": 8000},
+            "engine": {"framework": "vLLM", "image": "vllm/vllm-openai:v0.33.0", "port": 8000},
         },
     }
 
