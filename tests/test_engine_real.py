@@ -42,14 +42,14 @@ SERVED_NAME = "tiny-chat"
 CACHE_PATH = "abc123def456"  # where the cache staged the weights, under its claim
 READY_TIMEOUT = 900  # seconds: measured 30-190 s for one node on this loaded 2-core machine
 REQUEST_TIMEOUT = 120
-# What a CPU node's engine container is given beside the composed env (docs/engine-image.md):
-# the KV cache the engine may take, small here since the machine is shared.
-CPU_NODE_ENV = {"VLLM_CPU_KVCACHE_SPACE": "1"}
+CPU_POOL = {"name": "cpu", "nodeCount": 2, "gpu": {"count": 0},
+            "nodeSelector": {"node.kubernetes.io/instance-type": "c3-standard-44"}}  # fmt: skip
 POD_IP = "127.0.0.1"  # every "pod" here is a process on this host's loopback
 
 
 def model_replica(nodes: int, port: int, extra_args: list[str]) -> dict[str, Any]:
-    """A ModelReplica as a ModelDeployment composes it for a CPU pool: one engine per node."""
+    """A ModelReplica as a ModelDeployment composes it for a pool without GPUs
+    (docs/modelreplica.md, CPU nodes): one engine per node, claiming no GPU."""
     return {
         "apiVersion": "modelfleet.io/v1alpha1",
         "kind": "ModelReplica",
@@ -58,8 +58,9 @@ def model_replica(nodes: int, port: int, extra_args: list[str]) -> dict[str, Any
             "clusterName": "cpu-dev",
             "replicas": 1,
             "nodes": nodes,
-            "gpusPerNode": 1,
-            "nodePool": "h100",
+            "gpusPerNode": 0,
+            "nodePool": CPU_POOL["name"],
+            "nodeSelector": CPU_POOL["nodeSelector"],
             "servedModelName": SERVED_NAME,
             "modelCacheRef": {"name": "tiny-chat"},
             "engine": {
@@ -68,6 +69,8 @@ def model_replica(nodes: int, port: int, extra_args: list[str]) -> dict[str, Any
                 "port": port,
                 # Loopback only on this shared host; a node's pod listens on its own IP.
                 "args": ["--max-model-len=2048", "--host=127.0.0.1", *extra_args],
+                # As docs/modelreplica.md's CPU nodes set it; small, since this host is shared.
+                "env": [{"name": "VLLM_CPU_KVCACHE_SPACE", "value": "1"}],
             },
         },
     }
@@ -87,7 +90,8 @@ def ready_cache() -> dict[str, Any]:
 def composed_pods(xr: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The serving pod templates compose-model-replica gives `xr`: `single`, or `leader` and
     `worker` of a LeaderWorkerSet."""
-    required = {CLUSTER: [inference_cluster("cpu-dev")], CACHE: [ready_cache()]}
+    cluster = inference_cluster("cpu-dev", node_pools=[CPU_POOL])
+    required = {CLUSTER: [cluster], CACHE: [ready_cache()]}
     response = RUNNER.run(run_function_request(xr, required=required))
     manifest = desired_resources(response)[WORKLOAD]["spec"]["forProvider"]["manifest"]
     if manifest["kind"] == "Deployment":
@@ -116,7 +120,6 @@ def host_process(
             defined[variable["name"]] = expand(value, defined)
     env = engine.environment()
     env.update({name: on_host(value, mount) for name, value in defined.items()})
-    env.update(CPU_NODE_ENV)
     return argv, env
 
 
