@@ -2,9 +2,10 @@
 
 Three layers, pushed with crane as the release images are (release/images.py):
 
-- Debian bookworm from mmdebstrap: Python 3.11 with its headers, g++ and the OpenMP and NUMA
-  libraries. The CPU backend compiles the model with torch.compile when it starts, so a C++
-  compiler is part of the image: without one the engine dies with `InvalidCxxCompiler`;
+- Debian bookworm from mmdebstrap, its essential packages (a shell, `lscpu`) set up, plus
+  Python 3.11 with its headers, g++ and the OpenMP and NUMA libraries. The CPU backend
+  compiles the model with torch.compile when it starts, so a C++ compiler is part of the
+  image: without one the engine dies with `InvalidCxxCompiler`;
 - the engine's Python packages: the cached `pip install --target` tree (install.py), without
   its bytecode, compiled afresh with unchecked hashes so that file times never show;
 - `/usr/local/bin/vllm`, the console script, for Debian's Python.
@@ -29,6 +30,9 @@ ENGINE_PACKAGES = (
     "python3", "python3-dev", "g++", "libgomp1", "libnuma1",
     "ca-certificates", "base-files", "tzdata",
 )  # fmt: skip
+# Debian's essential set with its maintainer scripts run: vLLM runs `lscpu` through /bin/sh to
+# bind its threads, which an unpacked-only (`extract`) root filesystem does not have.
+ENGINE_VARIANT = "apt"
 ENGINE_ENV = {"VLLM_TARGET_DEVICE": "cpu", "PYTHONUNBUFFERED": "1"}
 ENGINE_ENTRYPOINT = "/usr/local/bin/vllm"
 # vLLM starts its engine core with multiprocessing's spawn, whose child runs this script again
@@ -79,7 +83,7 @@ def build_engine_image(
     progress("Debian root filesystem with Python, its headers and g++ (mmdebstrap)")
     rootfs = debian_rootfs(
         work / "engine-rootfs.tar", architecture=architecture, epoch=epoch,
-        packages=ENGINE_PACKAGES,
+        packages=ENGINE_PACKAGES, variant=ENGINE_VARIANT,
     )  # fmt: skip
     base = layers.rootfs_layer(rootfs, work / "engine-base.tar")
     rootfs.unlink()
