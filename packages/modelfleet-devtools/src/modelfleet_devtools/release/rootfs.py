@@ -47,8 +47,11 @@ class RootfsBuildFailed(RuntimeError):
     """mmdebstrap ran and failed (a mirror out of reach, say); carries what it printed."""
 
 
-def debian_rootfs(out: Path, *, architecture: str, epoch: int) -> Path:
-    """Write the base root filesystem for `architecture` (Debian's name: amd64, arm64)."""
+def debian_rootfs(
+    out: Path, *, architecture: str, epoch: int, packages: tuple[str, ...] = PACKAGES
+) -> Path:
+    """Write the base root filesystem for `architecture` (Debian's name: amd64, arm64) with
+    `packages` (default: the release images' base) and what they depend on."""
     if shutil.which("mmdebstrap") is None:
         raise RootfsUnavailable(
             "mmdebstrap is not installed: `apt-get install mmdebstrap` (Debian's package); "
@@ -56,7 +59,7 @@ def debian_rootfs(out: Path, *, architecture: str, epoch: int) -> Path:
         )
     argv = [
         "mmdebstrap", "--variant=extract", f"--architectures={architecture}",
-        f"--include={','.join(PACKAGES)}",
+        f"--include={','.join(packages)}",
         *(f"--dpkgopt=path-exclude={pattern}" for pattern in EXCLUDED),
         SUITE, str(out),
     ]  # fmt: skip
