@@ -17,7 +17,8 @@ from pathlib import Path
 from ..realcp import realcp_binary
 from .node_config import SANDBOX_IMAGE
 
-PUBLISHED_REPOSITORIES = ("model-hydrator",)
+# The hydrator, and the CPU engine image (engine/image.py) when a scenario pushed it.
+PUBLISHED_REPOSITORIES = ("model-hydrator", "vllm-cpu")
 MIRRORED_NAMESPACE = "modelfleet"  # ghcr.io/modelfleet/<name>
 
 

@@ -26,6 +26,7 @@ from .workload import WorkloadClusters
 BINARIES = (
     "etcd", "kube-apiserver", "kube-controller-manager", "kubectl",
     "crossplane-core", "crossplane", "provider-kubernetes", "crane",
+    "kubelet", "kube-scheduler", "kube-proxy", "coredns",  # a real workload node's (node.py)
 )  # fmt: skip
 
 # The upstream CRDs (pinned files in shared/schemas) every workload cluster is given:
