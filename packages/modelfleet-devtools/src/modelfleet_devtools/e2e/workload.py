@@ -189,7 +189,9 @@ class WorkloadClusters:
     def kubeconfig_secret(
         self, cluster: WorkloadCluster, namespace: str, name: str, key: str
     ) -> None:
-        text = cluster.kubeconfig_text(self.work / "clusters" / cluster.name)
+        folder = self.work / "clusters" / cluster.name
+        folder.mkdir(parents=True, exist_ok=True)  # a real node keeps its files elsewhere
+        text = cluster.kubeconfig_text(folder)
         secret = {
             "apiVersion": "v1",
             "kind": "Secret",
