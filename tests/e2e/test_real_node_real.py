@@ -51,6 +51,12 @@ QUICKSTART = EXAMPLES_DIR / "quickstart"
 WORKLOAD_NAMESPACE = "modelfleet"
 SERVED_NAME = "qwen3-0.6b"  # the quickstart's --served-model-name
 KV_CACHE_GIB = "1"
+# Seen on the real node (2026-12-02): the engine image holds no /bin/sh, and vLLM's CPU
+# engine core starts a shell when it initialises, so the engine exits before it serves.
+ENGINE_IMAGE_HAS_NO_SHELL = (
+    "the CPU engine image has no /bin/sh: vLLM's engine core dies with FileNotFoundError "
+    "'/bin/sh' at start (modelfleet_devtools.engine.image, issue 45's engine part)"
+)
 timings: dict[str, float] = {}
 
 
@@ -182,30 +188,69 @@ def test_the_hydration_job_runs_as_a_pod_of_the_hydrator_image_and_the_cache_is_
     assert (checked, problems) == (1, [])
 
 
+def serving_pods(fleet: QuickstartFleet) -> list[Json]:
+    return [p for p in items(fleet, "v1", "pods") if "job-name" not in p["metadata"]["labels"]]
+
+
+def exited_engines(fleet: QuickstartFleet) -> list[str]:
+    """How each serving container that exited ended (its reason and exit code)."""
+    return [
+        f"{p['metadata']['name']}: {s['lastState']['terminated'].get('reason')} "
+        f"(exit {s['lastState']['terminated'].get('exitCode')})"
+        for p in serving_pods(fleet)
+        for s in (p.get("status") or {}).get("containerStatuses") or []
+        if (s.get("lastState") or {}).get("terminated")
+    ]
+
+
+def test_the_serving_deployment_schedules_its_pod_on_the_node_mounting_the_claim(
+    on_a_real_node: QuickstartFleet,
+) -> None:
+    fleet = on_a_real_node
+
+    def started() -> bool:
+        pods = serving_pods(fleet)
+        return len(pods) == 1 and any(
+            "running" in (s.get("state") or {}) or (s.get("lastState") or {}).get("terminated")
+            for s in (pods[0].get("status") or {}).get("containerStatuses") or []
+        )
+
+    # The Deployment controller made the pod, the scheduler placed it, the kubelet mounted
+    # its volumes and pulled the engine image through the mirror, and containerd started it.
+    waited(fleet, "the serving pod started on the node", started, timeout=900)
+    (pod,) = serving_pods(fleet)
+    assert pod["spec"]["nodeName"] == CLUSTER
+    assert condition_true(pod, "PodScheduled")
+    claims = [
+        v["persistentVolumeClaim"]["claimName"]
+        for v in pod["spec"]["volumes"]
+        if "persistentVolumeClaim" in v
+    ]
+    assert claims == [fleet.row()["claimName"]]
+    assert pod["spec"]["containers"][0]["image"].startswith("ghcr.io/modelfleet/vllm-cpu:")
+
+
+@pytest.mark.xfail(strict=True, reason=ENGINE_IMAGE_HAS_NO_SHELL)
 def test_the_serving_deployment_rolls_out_and_its_pod_turns_ready_on_the_engine(
     on_a_real_node: QuickstartFleet,
 ) -> None:
     fleet = on_a_real_node
 
-    def rolled_out() -> bool:
+    def rolled_out_or_exited() -> list[str] | bool:
+        exited = exited_engines(fleet)
+        if exited:
+            return exited  # a real engine that exits is not waited out
         deployments = items(fleet, "apps/v1", "deployments")
         return bool(deployments) and all(
             (d.get("status") or {}).get("readyReplicas") == d["spec"]["replicas"]
             for d in deployments
         )
 
-    waited(fleet, "the serving Deployment rolled out", rolled_out, timeout=900)
+    outcome = waited(fleet, "the serving Deployment rolled out", rolled_out_or_exited, 900)
+    assert outcome is True, f"the engine exited: {outcome}"
     (deployment,) = items(fleet, "apps/v1", "deployments")
     assert condition_true(deployment, "Available")
-    pods = [p for p in items(fleet, "v1", "pods") if "job-name" not in p["metadata"]["labels"]]
-    assert len(pods) == 1 and condition_true(pods[0], "Ready")
-    claims = [
-        v["persistentVolumeClaim"]["claimName"]
-        for v in pods[0]["spec"]["volumes"]
-        if "persistentVolumeClaim" in v
-    ]
-    assert claims == [fleet.row()["claimName"]]
-    assert pods[0]["spec"]["containers"][0]["image"].startswith("ghcr.io/modelfleet/vllm-cpu:")
+    assert condition_true(serving_pods(fleet)[0], "Ready")
 
 
 def replica_address(fleet: QuickstartFleet) -> str:
@@ -226,10 +271,12 @@ def curl(node: RealNode, url: str, body: Json | None = None) -> tuple[int, str]:
     return int(status), text
 
 
+@pytest.mark.xfail(strict=True, reason=ENGINE_IMAGE_HAS_NO_SHELL)
 def test_the_model_answers_at_the_replicas_address_from_inside_the_cluster(
     on_a_real_node: QuickstartFleet,
 ) -> None:
     fleet = on_a_real_node
+    assert not exited_engines(fleet), exited_engines(fleet)
     address = waited(fleet, "the replica's address", lambda: replica_address(fleet), 300)
     assert ".svc.cluster.local" in address, address
     node = node_of(fleet)
