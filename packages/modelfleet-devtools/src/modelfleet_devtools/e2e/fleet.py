@@ -39,17 +39,21 @@ def load_fleet(folder: Path) -> tuple[list[Json], Json]:
 
 
 def apply_fleet(
-    plane: RealControlPlane, folder: Path, edit: Callable[[Json], None] | None = None
+    plane: RealControlPlane,
+    folder: Path,
+    edit: Callable[[Json], None] | None = None,
+    *,
+    real_nodes: bool = False,
 ) -> list[Json]:
-    """Start and connect the fleet's workload clusters, seed them, then apply every object
-    (each first passed to `edit`, to vary an example)."""
+    """Start and connect the fleet's workload clusters (real nodes with `real_nodes`), seed
+    them, then apply every object (each first passed to `edit`, to vary an example)."""
     objects, settings = load_fleet(folder)
     for obj in objects:
         if edit:
             edit(obj)
     for obj in objects:
         if obj["kind"] == "InferenceCluster":
-            plane.clusters.prepare(obj)
+            plane.clusters.prepare(obj, real_node=real_nodes)
     for cluster, held in (settings.get("clusters") or {}).items():
         plane.clusters.seed(cluster, held.get("objects") or [])
     for namespace in sorted({o["metadata"].get("namespace") for o in objects} - {None}):

@@ -27,6 +27,7 @@ BINARIES = (
     "etcd", "kube-apiserver", "kube-controller-manager", "kubectl",
     "crossplane-core", "crossplane", "crane",
     crossplane.PROVIDER_V1_2_1.binary, crossplane.PROVIDER_POLL_INTERVAL.binary,
+    "kubelet", "kube-scheduler", "kube-proxy", "coredns",  # a real workload node's (node.py)
 )  # fmt: skip
 
 # The upstream CRDs (pinned files in shared/schemas) every workload cluster is given:

@@ -80,21 +80,29 @@ def check_staged(
             claims = list((pods.work / "volumes" / row["name"]).glob(f"*/{row['claimName']}"))
             if not claims:
                 continue  # not a claim a container wrote to (a simulated Job's)
-            # The row's path: the fingerprint, under the cache's own folder in a shared claim.
-            copy = claims[0] / (row.get("path") or row["fingerprint"])
-            try:
-                marker = json.loads((copy / MARKER).read_text())
-            except (OSError, ValueError) as error:
-                problems.append(f"{row['name']}: no completion marker in {copy}: {error}")
-                continue
-            files, resolved = wanted_files(cache, sources, str(marker.get("revision", "")))
-            if not files:
-                continue
-            checked += 1
-            problems += copy_problems(copy, files, marker, row["fingerprint"])
-            if str(marker.get("revision") or "") != resolved:
-                problems.append(
-                    f"{copy}: staged revision {marker.get('revision')!r}, the source's "
-                    f"is {resolved!r}"
-                )
+            row_checked, row_problems = check_row(cache, row, claims[0], sources)
+            checked += row_checked
+            problems += row_problems
     return checked, problems
+
+
+def check_row(
+    cache: Json, row: Json, claim: Path, sources: LoopbackSources
+) -> tuple[int, list[str]]:
+    """Check the copy a Ready row names in the claim directory `claim`: (1 if its source is a
+    loopback one, else 0; what is wrong with it)."""
+    # The row's path: the fingerprint, under the cache's own folder in a shared claim.
+    copy = claim / (row.get("path") or row["fingerprint"])
+    try:
+        marker = json.loads((copy / MARKER).read_text())
+    except (OSError, ValueError) as error:
+        return 0, [f"{row['name']}: no completion marker in {copy}: {error}"]
+    files, resolved = wanted_files(cache, sources, str(marker.get("revision", "")))
+    if not files:
+        return 0, []
+    problems = copy_problems(copy, files, marker, row["fingerprint"])
+    if str(marker.get("revision") or "") != resolved:
+        problems.append(
+            f"{copy}: staged revision {marker.get('revision')!r}, the source's is {resolved!r}"
+        )
+    return 1, problems

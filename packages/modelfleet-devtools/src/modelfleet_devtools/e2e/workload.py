@@ -1,9 +1,10 @@
 """Workload clusters: each its own API server, reached through a ClusterProviderConfig.
 
-A workload cluster here is a private Kubernetes API (etcd, kube-apiserver, the controllers
-that delete namespaces and collect garbage) with a kubelet stand-in. The control plane reaches
-it as it would a real one: a kubeconfig in a Secret, and a provider-kubernetes
-ClusterProviderConfig or an InferenceCluster's `kubeconfigSecretRef` naming it.
+A workload cluster here is either a private Kubernetes API (etcd, kube-apiserver, the
+controllers that delete namespaces and collect garbage) with a kubelet stand-in, or a real
+single-node Kubernetes whose pods run (node.py). The control plane reaches either as it would
+a real one: a kubeconfig in a Secret, and a provider-kubernetes ClusterProviderConfig or an
+InferenceCluster's `kubeconfigSecretRef` naming it.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from .crossplane import CROSSPLANE_NAMESPACE
 from .kube import ApiError, KubeClient, resource_path, write_kubeconfig
 from .kubelet import KubeletStandIn, StandIns
 from .kubernetes import Kubernetes, start_kubernetes
+from .node import NodeSettings, RealNode, start_node
 from .pods import PodRunner
 from .processes import Processes, wait_for
 from .sources import LoopbackSources
@@ -64,11 +66,47 @@ def provider_config_object(name: str, secret: str) -> Json:
     }
 
 
+def node_settings(
+    inference_cluster: Json, registry: str, sources: LoopbackSources | None
+) -> NodeSettings:
+    """What a real node needs to hold an InferenceCluster's pools: every pool's node
+    selector as its labels, their GPUs (count x nodes, summed) as its `nvidia.com/gpu`, and
+    the loopback sources as its egress (HF_ENDPOINT, AWS_ENDPOINT_URL)."""
+    spec = inference_cluster.get("spec") or {}
+    labels: dict[str, str] = {}
+    gpus = 0
+    for pool in spec.get("nodePools") or []:
+        labels.update(pool.get("nodeSelector") or {})
+        gpus += int((pool.get("gpu") or {}).get("count") or 0) * int(pool.get("nodeCount") or 1)
+    egress = {}
+    if sources is not None:
+        egress["HF_ENDPOINT"] = _port(sources.hub.endpoint)
+        if sources.s3 is not None:
+            egress["AWS_ENDPOINT_URL"] = _port(sources.s3.endpoint)
+    return NodeSettings(
+        inference_cluster["metadata"]["name"], registry, egress=egress, labels=labels,
+        extended={"nvidia.com/gpu": str(gpus)} if gpus else {}, provisioner=RWX_PROVISIONER,
+    )  # fmt: skip
+
+
+def _port(endpoint: str) -> int:
+    return int(endpoint.rstrip("/").rpartition(":")[2])
+
+
 @dataclass
 class WorkloadCluster:
+    """A workload cluster: played by a kubelet stand-in, or a real node (`node`)."""
+
     name: str
     kubernetes: Kubernetes
-    stand_in: KubeletStandIn
+    played_by: KubeletStandIn | None = None
+    node: RealNode | None = None
+
+    @property
+    def stand_in(self) -> KubeletStandIn:
+        if self.played_by is None:
+            raise LookupError(f"{self.name} is a real node: no stand-in plays its workloads")
+        return self.played_by
 
     @property
     def client(self) -> KubeClient:
@@ -107,14 +145,23 @@ class WorkloadClusters:
         self.clusters: dict[str, WorkloadCluster] = {}
         self.stand_ins = StandIns()
 
-    def start(self, name: str, *, hydrator_containers: bool = True) -> WorkloadCluster:
-        """The workload cluster `name`, started if it is not running. Without
-        `hydrator_containers` its stand-in simulates every hydration Job (kubelet.py)."""
+    def start(
+        self, name: str, *, hydrator_containers: bool = True, node: NodeSettings | None = None
+    ) -> WorkloadCluster:
+        """The workload cluster `name`, started if it is not running: a real node when
+        `node` says how, else an API server with a stand-in. Without `hydrator_containers`
+        its stand-in simulates every hydration Job (kubelet.py)."""
         if name in self.clusters:
             return self.clusters[name]
-        kubernetes = start_kubernetes(
-            self.processes, self.bins, self.work / "clusters" / name, name=name
-        )
+        real = None
+        if node is not None:
+            real = start_node(self.processes, self.bins, self.work / "nodes" / name, node)
+            assert real.kubernetes is not None
+            kubernetes = real.kubernetes
+        else:
+            kubernetes = start_kubernetes(
+                self.processes, self.bins, self.work / "clusters" / name, name=name
+            )
         # The upstream CRDs a cluster's platform team installs (provider-helm, which would
         # install LeaderWorkerSet's, is not among the real binaries): applied from the pinned
         # files, so every composed workload, route and pool meets the real API server.
@@ -129,6 +176,9 @@ class WorkloadClusters:
             kubernetes.client.kubectl(
                 "wait", "--for=condition=Established", "--timeout=120s", *names, timeout=150
             )
+        if real is not None:
+            cluster = self.clusters[name] = WorkloadCluster(name, kubernetes, node=real)
+            return cluster
         pods = self.pods if hydrator_containers else None
         stand_in = KubeletStandIn(name, kubernetes.client, pods=pods, sources=self.sources)
         cluster = WorkloadCluster(name, kubernetes, stand_in)
@@ -139,7 +189,9 @@ class WorkloadClusters:
     def kubeconfig_secret(
         self, cluster: WorkloadCluster, namespace: str, name: str, key: str
     ) -> None:
-        text = cluster.kubeconfig_text(self.work / "clusters" / cluster.name)
+        folder = self.work / "clusters" / cluster.name
+        folder.mkdir(parents=True, exist_ok=True)  # a real node keeps its files elsewhere
+        text = cluster.kubeconfig_text(folder)
         secret = {
             "apiVersion": "v1",
             "kind": "Secret",
@@ -158,10 +210,16 @@ class WorkloadClusters:
         self.kubeconfig_secret(cluster, CROSSPLANE_NAMESPACE, secret, "kubeconfig")
         create(self.control_plane, provider_config_object(name, secret), "clusterproviderconfigs")
 
-    def prepare(self, inference_cluster: Json) -> WorkloadCluster:
-        """Everything an InferenceCluster expects to exist before it is applied."""
+    def prepare(self, inference_cluster: Json, *, real_node: bool = False) -> WorkloadCluster:
+        """Everything an InferenceCluster expects to exist before it is applied; with
+        `real_node`, a real node holding its pools (node_settings)."""
         spec = inference_cluster.get("spec") or {}
-        cluster = self.start(inference_cluster["metadata"]["name"])
+        node = None
+        if real_node:
+            if self.sources is None:
+                raise ValueError("a real node needs the loopback sources (its registry)")
+            node = node_settings(inference_cluster, self.sources.registry, self.sources)
+        cluster = self.start(inference_cluster["metadata"]["name"], node=node)
         connection = spec.get("connection") or {}
         if connection.get("providerConfigName"):
             self.provider_config(cluster, connection["providerConfigName"])
@@ -211,6 +269,11 @@ class WorkloadClusters:
         cluster = self.clusters.pop(name, None)
         if cluster is None:
             return
+        if cluster.node is not None:
+            problems = cluster.node.stop()
+            if problems:
+                raise RuntimeError(f"{name}: the node left {problems}")
+            return
         self.stand_ins.remove(name)
         if self.pods is not None:  # its pods and its volumes go with it
             self.pods.discard(name, list(cluster.stand_in.containers))
@@ -218,6 +281,9 @@ class WorkloadClusters:
         self.processes.kill_together([p for p in self.processes.started if p.name in names])
 
     def stop(self) -> None:
+        for cluster in self.clusters.values():
+            if cluster.node is not None:
+                cluster.node.stop()
         self.stand_ins.stop()
         if self.pods is not None:
             self.pods.stop_all()
