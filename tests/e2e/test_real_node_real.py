@@ -21,6 +21,7 @@ and a 1 GiB KV cache (`VLLM_CPU_KVCACHE_SPACE`, the CPU engine's default is 4).
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -51,11 +52,13 @@ QUICKSTART = EXAMPLES_DIR / "quickstart"
 WORKLOAD_NAMESPACE = "modelfleet"
 SERVED_NAME = "qwen3-0.6b"  # the quickstart's --served-model-name
 KV_CACHE_GIB = "1"
-# Seen on the real node (2026-12-02): the engine image holds no /bin/sh, and vLLM's CPU
-# engine core starts a shell when it initialises, so the engine exits before it serves.
-ENGINE_IMAGE_HAS_NO_SHELL = (
-    "the CPU engine image has no /bin/sh: vLLM's engine core dies with FileNotFoundError "
-    "'/bin/sh' at start (modelfleet_devtools.engine.image, issue 45's engine part)"
+# Not yet in `.ci/run`: the module builds the 3 GB CPU engine image on a machine that has not
+# cached it (7 to 16 min here) and its serving tests have not yet passed end to end on a real
+# node (issue 45; docs/development.md, "A real workload node").
+REAL_NODE_ENV = "MODELFLEET_E2E_REAL_NODE"
+pytestmark = pytest.mark.skipif(
+    os.environ.get(REAL_NODE_ENV) != "1",
+    reason=f"the real-node scenario runs only with {REAL_NODE_ENV}=1 (not yet in CI: issue 45)",
 )
 timings: dict[str, float] = {}
 
@@ -230,7 +233,6 @@ def test_the_serving_deployment_schedules_its_pod_on_the_node_mounting_the_claim
     assert pod["spec"]["containers"][0]["image"].startswith("ghcr.io/modelfleet/vllm-cpu:")
 
 
-@pytest.mark.xfail(strict=True, reason=ENGINE_IMAGE_HAS_NO_SHELL)
 def test_the_serving_deployment_rolls_out_and_its_pod_turns_ready_on_the_engine(
     on_a_real_node: QuickstartFleet,
 ) -> None:
@@ -271,7 +273,6 @@ def curl(node: RealNode, url: str, body: Json | None = None) -> tuple[int, str]:
     return int(status), text
 
 
-@pytest.mark.xfail(strict=True, reason=ENGINE_IMAGE_HAS_NO_SHELL)
 def test_the_model_answers_at_the_replicas_address_from_inside_the_cluster(
     on_a_real_node: QuickstartFleet,
 ) -> None:
