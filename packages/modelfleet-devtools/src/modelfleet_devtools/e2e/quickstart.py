@@ -33,15 +33,18 @@ class QuickstartFleet(ServedFleet):
         return self.plane.clusters.clusters[cluster].client
 
     def served_path(self) -> str:
-        """The --model path the serving Deployment on the cluster reads."""
+        """The model path the serving Deployment on the cluster reads: `vllm serve`'s
+        positional model (its first argument), or a `--model=` the args give instead."""
         items = self.workload().list(resource_path("apps/v1", "deployments"))
-        args = [
-            a
-            for d in items
-            for c in d["spec"]["template"]["spec"]["containers"]
-            for a in c.get("args") or []
-        ]
-        return next((a.split("=", 1)[1] for a in args if a.startswith("--model=")), "")
+        for args in (
+            c.get("args") or [] for d in items for c in d["spec"]["template"]["spec"]["containers"]
+        ):
+            named = [a.split("=", 1)[1] for a in args if a.startswith("--model=")]
+            if named:
+                return named[0]
+            if args and not args[0].startswith("-"):
+                return str(args[0])
+        return ""
 
     def object_names(self) -> set[str]:
         return {o["metadata"]["name"] for o in self.plane.client.list(OBJECTS)}
