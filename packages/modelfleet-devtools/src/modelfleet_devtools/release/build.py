@@ -13,6 +13,7 @@ our code. The same tree, epoch and Debian mirror state give the same digests.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import tempfile
@@ -76,6 +77,11 @@ def source_epoch(tree: Path) -> int:
     if shown.returncode != 0 or not shown.stdout.strip():
         raise RuntimeError(f"{tree} is not a git checkout: set SOURCE_DATE_EPOCH to build it")
     return int(shown.stdout.strip())
+
+
+def build_epoch(tree: Path) -> int:
+    """The file time of what is built from `tree`: $SOURCE_DATE_EPOCH, else its commit's time."""
+    return int(os.environ.get("SOURCE_DATE_EPOCH") or source_epoch(tree))
 
 
 def stage_hydrator_code(tree: Path, folder: Path) -> None:

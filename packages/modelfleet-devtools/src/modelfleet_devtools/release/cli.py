@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 import time
@@ -16,7 +15,7 @@ from modelfleet_contracts.hydration import RELEASE_VERSION
 from ..paths import REPO_ROOT
 from ..realcp import RealcpUnavailable, realcp_binary
 from . import images
-from .build import Artifact, ReleaseBuild, Tools, source_epoch
+from .build import Artifact, ReleaseBuild, Tools, build_epoch
 
 ARCHITECTURES = {"linux/amd64": "amd64", "linux/arm64": "arm64"}
 
@@ -88,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
 
-    epoch = int(os.environ.get("SOURCE_DATE_EPOCH") or source_epoch(REPO_ROOT))
+    epoch = build_epoch(REPO_ROOT)
     try:
         tools = _tools()
     except RealcpUnavailable as error:
