@@ -17,8 +17,10 @@ cgroups and containerd's state.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -102,6 +104,36 @@ class RealNode:
         return subprocess.run(
             self.namespaces.enter(argv), capture_output=True, text=True, timeout=timeout
         )
+
+    def restart(self, part: str) -> None:
+        """Stop one of the node's parts (SIGTERM, as systemd stops a unit) and start it again
+        with the same flags. containerd's shims and the pods are not in its process group and
+        keep running, as under systemd's `KillMode=process`."""
+        old = next(p for p in self.started if p.name == f"{self.settings.name}-{part}")
+        self.started[self.started.index(old)] = self.processes.restart(old)
+
+    def running_tasks(self) -> set[str]:
+        """The ids of the containers containerd runs now, as `ctr tasks ls` gives them (its
+        own state, recovered from the shims after a restart)."""
+        done = self.in_cluster([
+            "ctr", "--address", str(self.layout.containerd_socket), "--namespace", "k8s.io",
+            "tasks", "ls", "--quiet",
+        ])  # fmt: skip
+        if done.returncode != 0:
+            raise NodeFailed(f"ctr tasks ls: {done.stderr.strip()}")
+        return set(done.stdout.split())
+
+    def kill_container(self, pod: dict[str, object], container: int = 0) -> set[int]:
+        """SIGKILL every process of one running container of `pod` (as the kernel's OOM
+        killer or a crash ends it); the pids killed."""
+        meta, status = pod["metadata"], pod["status"]
+        assert isinstance(meta, dict) and isinstance(status, dict)
+        container_id = status["containerStatuses"][container]["containerID"].partition("://")[2]
+        pids = node_cgroups.container_members(self.cgroup_root, meta["uid"], container_id)
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        return pids
 
     def stop(self) -> list[str]:
         """Remove everything the node made; what could not be removed (empty when clean)."""

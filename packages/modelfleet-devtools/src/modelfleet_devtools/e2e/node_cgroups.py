@@ -44,6 +44,19 @@ def members(name: str) -> set[int]:
     return found
 
 
+def container_members(name: str, pod_uid: str, container_id: str) -> set[int]:
+    """The processes of one container of one pod under the root (the cgroupfs driver's
+    `<root>/kubepods[/<qos>]/pod<uid>/<container id>`)."""
+    found: set[int] = set()
+    for hierarchy in hierarchies():
+        for pod in (hierarchy / name).rglob(f"pod{pod_uid}"):
+            with contextlib.suppress(OSError):
+                found.update(
+                    int(n) for n in (pod / container_id / "cgroup.procs").read_text().split()
+                )
+    return found
+
+
 def kill_members(name: str, timeout: float = 15) -> set[int]:
     """SIGKILL every process under the root; those still there at `timeout`."""
     deadline = time.monotonic() + timeout
