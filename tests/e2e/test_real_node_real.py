@@ -34,7 +34,6 @@ from typing import Any
 import pytest
 from modelfleet_devtools.e2e.engine_cache import push_engine_image
 from modelfleet_devtools.e2e.fleet import (
-    GROUP_VERSION,
     apply_fleet,
     delete_fleet,
     load_fleet,
@@ -42,7 +41,23 @@ from modelfleet_devtools.e2e.fleet import (
     xr_path,
 )
 from modelfleet_devtools.e2e.kube import resource_path
-from modelfleet_devtools.e2e.node import RealNode
+from modelfleet_devtools.e2e.node_fleet import (
+    WORKLOAD_NAMESPACE,
+    chat,
+    condition_true,
+    curl,
+    exited_engines,
+    hydration_pods,
+    items,
+    lease_renewed_since,
+    node_of,
+    replica_address,
+    replica_phase,
+    running_containers,
+    seconds_between,
+    serving_pods,
+    what_lasts,
+)
 from modelfleet_devtools.e2e.processes import wait_for
 from modelfleet_devtools.e2e.quickstart import CLUSTER, QuickstartFleet
 from modelfleet_devtools.e2e.sources import QUICKSTART_REPO
@@ -53,7 +68,6 @@ from modelfleet_devtools.paths import EXAMPLES_DIR
 
 Json = dict[str, Any]
 QUICKSTART = EXAMPLES_DIR / "quickstart"
-WORKLOAD_NAMESPACE = "modelfleet"
 SERVED_NAME = "qwen3-0.6b"  # the quickstart's --served-model-name
 KV_CACHE_GIB = "1"
 # The hydration's first GET of the weights stops halfway until released, so that the scenario
@@ -123,21 +137,6 @@ def on_a_real_node(real_control_plane: RealControlPlane) -> Iterator[QuickstartF
             print(f"\nreal node timings (s): {json.dumps(timings)}")
 
 
-def seconds_between(start: str, end: str) -> float:
-    """Seconds between two Kubernetes timestamps (RFC 3339, whole seconds)."""
-    return (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
-
-
-def node_of(fleet: QuickstartFleet) -> RealNode:
-    node = fleet.plane.clusters.clusters[CLUSTER].node
-    assert node is not None, f"{CLUSTER} is not a real node"
-    return node
-
-
-def items(fleet: QuickstartFleet, api: str, plural: str) -> list[Json]:
-    return fleet.workload().list(resource_path(api, plural, WORKLOAD_NAMESPACE))
-
-
 def waited(fleet: QuickstartFleet, what: str, probe: Any, timeout: float) -> Any:
     def alive_and() -> Any:
         fleet.plane.check_alive()
@@ -150,13 +149,6 @@ def waited(fleet: QuickstartFleet, what: str, probe: Any, timeout: float) -> Any
     return result
 
 
-def condition_true(obj: Json, kind: str) -> bool:
-    return any(
-        c.get("type") == kind and c.get("status") == "True"
-        for c in (obj.get("status") or {}).get("conditions") or []
-    )
-
-
 def test_the_workload_cluster_is_a_ready_node_running_containerd(
     on_a_real_node: QuickstartFleet,
 ) -> None:
@@ -166,10 +158,6 @@ def test_the_workload_cluster_is_a_ready_node_running_containerd(
     assert info.get("containerRuntimeVersion", "").startswith("containerd://")
     assert node["status"]["capacity"].get("nvidia.com/gpu") == "2"  # the pool's 2 x 1 GPU
     assert node["metadata"]["labels"].get("cloud.google.com/gke-nodepool") == "l4"
-
-
-def hydration_pods(fleet: QuickstartFleet) -> list[Json]:
-    return [p for p in items(fleet, "v1", "pods") if "job-name" in p["metadata"]["labels"]]
 
 
 def test_a_hydration_pod_killed_mid_download_is_followed_by_one_that_fetches_only_the_rest(
@@ -243,21 +231,6 @@ def test_the_hydration_job_ran_as_pods_of_the_hydrator_image_and_staged_the_mode
     assert (checked, problems) == (1, [])
 
 
-def serving_pods(fleet: QuickstartFleet) -> list[Json]:
-    return [p for p in items(fleet, "v1", "pods") if "job-name" not in p["metadata"]["labels"]]
-
-
-def exited_engines(fleet: QuickstartFleet) -> list[str]:
-    """How each serving container that exited ended (its reason and exit code)."""
-    return [
-        f"{p['metadata']['name']}: {s['lastState']['terminated'].get('reason')} "
-        f"(exit {s['lastState']['terminated'].get('exitCode')})"
-        for p in serving_pods(fleet)
-        for s in (p.get("status") or {}).get("containerStatuses") or []
-        if (s.get("lastState") or {}).get("terminated")
-    ]
-
-
 def test_the_serving_deployment_schedules_its_pod_on_the_node_mounting_the_claim(
     on_a_real_node: QuickstartFleet,
 ) -> None:
@@ -316,24 +289,6 @@ def test_the_serving_deployment_rolls_out_and_its_pod_turns_ready_on_the_engine(
     )
 
 
-def replica_address(fleet: QuickstartFleet) -> str:
-    namespace = fleet.deployment["metadata"]["namespace"]
-    replicas = fleet.plane.client.list(resource_path(GROUP_VERSION, "modelreplicas", namespace))
-    addresses = [(r.get("status") or {}).get("address") or "" for r in replicas]
-    return addresses[0] if len(addresses) == 1 else ""
-
-
-def curl(node: RealNode, url: str, body: Json | None = None) -> tuple[int, str]:
-    """A request from inside the cluster network: (HTTP status, body)."""
-    argv = ["curl", "-s", "--max-time", "60", "-o", "-", "-w", "\n%{http_code}", url]
-    if body is not None:
-        argv += ["-H", "Content-Type: application/json", "--data", json.dumps(body)]
-    done = node.in_cluster(argv, timeout=90)
-    assert done.returncode == 0, f"curl {url}: {done.stderr}"
-    text, _, status = done.stdout.rpartition("\n")
-    return int(status), text
-
-
 def test_the_model_answers_at_the_replicas_address_from_inside_the_cluster(
     on_a_real_node: QuickstartFleet,
 ) -> None:
@@ -365,23 +320,6 @@ def test_the_model_answers_at_the_replicas_address_from_inside_the_cluster(
     assert chat("another-model")[0] == 404
 
 
-def chat(fleet: QuickstartFleet, model: str = SERVED_NAME) -> tuple[int, str]:
-    return curl(node_of(fleet), f"{replica_address(fleet)}/chat/completions", {
-        "model": model, "max_tokens": 8, "messages": [{"role": "user", "content": "Hello"}],
-    })  # fmt: skip
-
-
-def replica_phase(fleet: QuickstartFleet) -> str:
-    namespace = fleet.deployment["metadata"]["namespace"]
-    replicas = fleet.plane.client.list(resource_path(GROUP_VERSION, "modelreplicas", namespace))
-    return str(((replicas[0] if replicas else {}).get("status") or {}).get("phase") or "")
-
-
-def what_lasts(fleet: QuickstartFleet) -> tuple[set[str], set[str]]:
-    """The lasting Objects on the control plane and the claims' uids on the cluster."""
-    return fleet.lasting_objects(), fleet.uids("v1", "persistentvolumeclaims")
-
-
 def test_a_serving_pod_killed_is_replaced_the_replica_goes_progressing_then_ready(
     on_a_real_node: QuickstartFleet,
 ) -> None:
@@ -408,27 +346,8 @@ def test_a_serving_pod_killed_is_replaced_the_replica_goes_progressing_then_read
 
     waited(fleet, "the killed serving pod replaced and Ready", replaced_and_ready, 600)
     assert phases[phases.index("Progressing") :][-1] == "Ready", phases
-    assert chat(fleet)[0] == 200
+    assert chat(fleet, SERVED_NAME)[0] == 200
     assert what_lasts(fleet)[0] >= lasting and what_lasts(fleet)[1] == claims
-
-
-def running_containers(fleet: QuickstartFleet) -> dict[str, tuple[str, int]]:
-    """Each pod's running containers: (container id, restart count) by pod uid/name."""
-    return {
-        f"{p['metadata']['uid']}/{s['name']}": (s.get("containerID", ""), s["restartCount"])
-        for p in items(fleet, "v1", "pods")
-        if p["status"].get("phase") == "Running"
-        for s in p["status"].get("containerStatuses") or []
-    }
-
-
-def lease_renewed_since(fleet: QuickstartFleet, since: datetime) -> bool:
-    """Whether the kubelet renewed its node Lease after `since` (it does every 10 s)."""
-    lease = fleet.workload().get(
-        resource_path("coordination.k8s.io/v1", "leases", "kube-node-lease", CLUSTER)
-    )
-    renewed = ((lease or {}).get("spec") or {}).get("renewTime")
-    return bool(renewed) and datetime.fromisoformat(renewed) > since
 
 
 @pytest.mark.parametrize("part", ["kubelet", "containerd"])
@@ -452,7 +371,7 @@ def test_a_restarted_node_part_keeps_the_running_pods_and_the_fleet_ready(
             lease_renewed_since(fleet, restarted)
             and ids <= node.running_tasks()
             and fleet.everything_ready()
-            and chat(fleet)[0] == 200
+            and chat(fleet, SERVED_NAME)[0] == 200
         )
 
     waited(fleet, f"the fleet Ready and answering after a {part} restart", back, 300)

@@ -1,0 +1,112 @@
+"""The quickstart fleet on a real workload node (node.py), as its scenarios read it: the
+pods of the workload namespace, the replica's address and phase, a request from inside the
+cluster network, and what must last through a fault."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from .fleet import GROUP_VERSION
+from .kube import resource_path
+from .node import RealNode
+from .quickstart import CLUSTER, QuickstartFleet
+
+Json = dict[str, Any]
+WORKLOAD_NAMESPACE = "modelfleet"
+
+
+def seconds_between(start: str, end: str) -> float:
+    """Seconds between two Kubernetes timestamps (RFC 3339, whole seconds)."""
+    return (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
+
+
+def node_of(fleet: QuickstartFleet) -> RealNode:
+    node = fleet.plane.clusters.clusters[CLUSTER].node
+    assert node is not None, f"{CLUSTER} is not a real node"
+    return node
+
+
+def items(fleet: QuickstartFleet, api: str, plural: str) -> list[Json]:
+    return fleet.workload().list(resource_path(api, plural, WORKLOAD_NAMESPACE))
+
+
+def condition_true(obj: Json, kind: str) -> bool:
+    return any(
+        c.get("type") == kind and c.get("status") == "True"
+        for c in (obj.get("status") or {}).get("conditions") or []
+    )
+
+
+def hydration_pods(fleet: QuickstartFleet) -> list[Json]:
+    return [p for p in items(fleet, "v1", "pods") if "job-name" in p["metadata"]["labels"]]
+
+
+def serving_pods(fleet: QuickstartFleet) -> list[Json]:
+    return [p for p in items(fleet, "v1", "pods") if "job-name" not in p["metadata"]["labels"]]
+
+
+def exited_engines(fleet: QuickstartFleet) -> list[str]:
+    """How each serving container that exited ended (its reason and exit code)."""
+    return [
+        f"{p['metadata']['name']}: {s['lastState']['terminated'].get('reason')} "
+        f"(exit {s['lastState']['terminated'].get('exitCode')})"
+        for p in serving_pods(fleet)
+        for s in (p.get("status") or {}).get("containerStatuses") or []
+        if (s.get("lastState") or {}).get("terminated")
+    ]
+
+
+def replica_address(fleet: QuickstartFleet) -> str:
+    namespace = fleet.deployment["metadata"]["namespace"]
+    replicas = fleet.plane.client.list(resource_path(GROUP_VERSION, "modelreplicas", namespace))
+    addresses = [(r.get("status") or {}).get("address") or "" for r in replicas]
+    return addresses[0] if len(addresses) == 1 else ""
+
+
+def curl(node: RealNode, url: str, body: Json | None = None) -> tuple[int, str]:
+    """A request from inside the cluster network: (HTTP status, body)."""
+    argv = ["curl", "-s", "--max-time", "60", "-o", "-", "-w", "\n%{http_code}", url]
+    if body is not None:
+        argv += ["-H", "Content-Type: application/json", "--data", json.dumps(body)]
+    done = node.in_cluster(argv, timeout=90)
+    assert done.returncode == 0, f"curl {url}: {done.stderr}"
+    text, _, status = done.stdout.rpartition("\n")
+    return int(status), text
+
+
+def chat(fleet: QuickstartFleet, model: str) -> tuple[int, str]:
+    return curl(node_of(fleet), f"{replica_address(fleet)}/chat/completions", {
+        "model": model, "max_tokens": 8, "messages": [{"role": "user", "content": "Hello"}],
+    })  # fmt: skip
+
+
+def replica_phase(fleet: QuickstartFleet) -> str:
+    namespace = fleet.deployment["metadata"]["namespace"]
+    replicas = fleet.plane.client.list(resource_path(GROUP_VERSION, "modelreplicas", namespace))
+    return str(((replicas[0] if replicas else {}).get("status") or {}).get("phase") or "")
+
+
+def what_lasts(fleet: QuickstartFleet) -> tuple[set[str], set[str]]:
+    """The lasting Objects on the control plane and the claims' uids on the cluster."""
+    return fleet.lasting_objects(), fleet.uids("v1", "persistentvolumeclaims")
+
+
+def running_containers(fleet: QuickstartFleet) -> dict[str, tuple[str, int]]:
+    """Each pod's running containers: (container id, restart count) by pod uid/name."""
+    return {
+        f"{p['metadata']['uid']}/{s['name']}": (s.get("containerID", ""), s["restartCount"])
+        for p in items(fleet, "v1", "pods")
+        if p["status"].get("phase") == "Running"
+        for s in p["status"].get("containerStatuses") or []
+    }
+
+
+def lease_renewed_since(fleet: QuickstartFleet, since: datetime) -> bool:
+    """Whether the kubelet renewed its node Lease after `since` (it does every 10 s)."""
+    lease = fleet.workload().get(
+        resource_path("coordination.k8s.io/v1", "leases", "kube-node-lease", CLUSTER)
+    )
+    renewed = str(((lease or {}).get("spec") or {}).get("renewTime") or "")
+    return bool(renewed) and datetime.fromisoformat(renewed) > since
