@@ -3,8 +3,7 @@ boto3's threads) killed mid-object with SIGKILL: the retry fetches only the obje
 off in, nothing partial sits at a model file's name, and the copy ends verified.
 
 Real boto3 against the loopback S3 (modelfleet_devtools.loopback.s3), the hydrator as a
-process. boto3 is pinned in the image only, so this runs where it is installed (for example
-`uv run --with boto3 pytest ...`) and is skipped elsewhere.
+process. boto3 is the image's version, a dev dependency of the workspace.
 """
 
 import signal
@@ -16,11 +15,8 @@ from collections import Counter
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
-import pytest
 from hydrator_world import MARKER, SCRIPT, weights
 from modelfleet_devtools.loopback.s3 import Bucket, FakeS3
-
-pytest.importorskip("boto3")
 
 MIB = 1024 * 1024
 FINGERPRINT = "0123456789ab"
