@@ -72,9 +72,20 @@ def test_a_connection_cut_mid_file_resumes_from_where_it_stopped(hub, tmp_path):
     assert served == 15 * MIB + len(MAIN_FILES[shard]) - kept < 2 * len(MAIN_FILES[shard])
 
 
-def test_a_killed_run_resumes_and_refetches_only_the_unfinished_file(hub, tmp_path):
-    shard = "model-00001-of-00002.safetensors"
-    hub.faults.stall_after[shard] = 512 * 1024
+SHARDS = ("model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors")
+
+
+@pytest.mark.parametrize(
+    "cut",
+    [
+        pytest.param(SHARDS[:1], id="one file cut, the others finished"),
+        # huggingface_hub fetches files on several threads: both shards are cut mid-transfer.
+        pytest.param(SHARDS, id="two files cut at once on the parallel path"),
+    ],
+)
+def test_a_killed_run_resumes_and_refetches_only_the_unfinished_files(hub, tmp_path, cut):
+    for shard in cut:
+        hub.faults.stall_after[shard] = 512 * 1024
     command, env, fingerprint = composed_job(revision="main", **FILTERS)
     argv = local_argv(command, tmp_path / "claim")
     staging = tmp_path / "claim" / f".staging-{fingerprint}"
@@ -82,14 +93,18 @@ def test_a_killed_run_resumes_and_refetches_only_the_unfinished_file(hub, tmp_pa
     # file into place first and writes that record after, and a run killed between the two
     # rightly fetches the file again.
     records = staging / ".cache" / "huggingface" / "download"
-    others = [records / f"{name}.metadata" for name in EXPECTED_MAIN if name != shard]
+    others = [records / f"{name}.metadata" for name in EXPECTED_MAIN if name not in cut]
     proc = subprocess.Popen(
         argv, env=job_env(env, hub, tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT
     )
     try:
         # Well before the stalled connection could be resumed (HUB_TIMEOUT after the stall).
         deadline = time.monotonic() + HUB_TIMEOUT * 2 / 3
-        while not (hub.stalled.is_set() and all(p.is_file() for p in others)):
+        while not (
+            hub.stalled.is_set()
+            and all(p.is_file() for p in others)
+            and len(list(records.rglob("*.incomplete"))) == len(cut)
+        ):
             assert proc.poll() is None, "the run ended before it could be cut off"
             assert time.monotonic() < deadline, "the download never reached the cut"
             time.sleep(0.05)
@@ -100,13 +115,15 @@ def test_a_killed_run_resumes_and_refetches_only_the_unfinished_file(hub, tmp_pa
         hub.release.set()
     assert not (tmp_path / "claim" / fingerprint).exists(), "nothing half-done is served"
     assert list(staging.rglob("*.incomplete")), "the run really was cut off mid-file"
+    for shard in cut:
+        assert not (staging / shard).exists(), f"{shard}: a partial file under its own name"
 
     hub.reset_counts()
     proc2, staged = hydrate(hub, tmp_path, revision="main", **FILTERS)
     assert proc2.returncode == 0, proc2.stdout + proc2.stderr
     assert model_files(staged) == EXPECTED_MAIN
-    assert dict(hub.bytes_served) == {f"{REPO_ID}/{shard}": len(MAIN_FILES[shard])}, (
-        "finished files are kept; only the cut file is fetched again"
+    assert dict(hub.bytes_served) == {f"{REPO_ID}/{s}": len(MAIN_FILES[s]) for s in cut}, (
+        "finished files are kept; only the cut files are fetched again"
     )
     assert not list((tmp_path / "claim").rglob("*.incomplete")), "no partial file left behind"
 
