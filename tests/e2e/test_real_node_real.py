@@ -50,7 +50,9 @@ from modelfleet_devtools.e2e.node_fleet import (
     hydration_pods,
     items,
     lease_renewed_since,
+    local_request,
     node_of,
+    port_forward,
     replica_address,
     replica_phase,
     running_containers,
@@ -302,14 +304,8 @@ def test_the_model_answers_at_the_replicas_address_from_inside_the_cluster(
     assert status == 200, listed
     assert SERVED_NAME in [m["id"] for m in json.loads(listed)["data"]]
 
-    def chat(model: str) -> tuple[int, str]:
-        return curl(node, f"{address}/chat/completions", {
-            "model": model, "max_tokens": 8,
-            "messages": [{"role": "user", "content": "Hello"}],
-        })  # fmt: skip
-
     started = time.monotonic()
-    status, answered = chat(SERVED_NAME)
+    status, answered = chat(fleet, SERVED_NAME)
     timings["chat completion"] = time.monotonic() - started
     timings["apply to the first answer"] = time.monotonic() - applied_at[0]
     assert status == 200, answered
@@ -317,7 +313,32 @@ def test_the_model_answers_at_the_replicas_address_from_inside_the_cluster(
     assert completion["model"] == SERVED_NAME
     assert completion["choices"][0]["message"]["role"] == "assistant"
     assert completion["usage"]["completion_tokens"] >= 1
-    assert chat("another-model")[0] == 404
+    assert chat(fleet, "another-model")[0] == 404
+
+
+def test_the_getting_started_commands_find_the_service_and_answer_through_a_port_forward(
+    on_a_real_node: QuickstartFleet,
+) -> None:
+    """docs/getting-started.md, "Talk to the model": the Service found by its labels, a
+    `kubectl port-forward` to it, and the two curls (on a free local port, not 8000)."""
+    fleet = on_a_real_node
+    client = fleet.workload()
+    selector = "modelfleet.io/modeldeployment=qwen3-0-6b,modelfleet.io/namespace=ml-team"
+    service = client.kubectl("-n", WORKLOAD_NAMESPACE, "get", "service", "-o", "name",
+                             "-l", selector).strip()  # fmt: skip
+    assert service.startswith("service/"), service
+    (pod,) = serving_pods(fleet)
+    engine_log = client.kubectl("-n", WORKLOAD_NAMESPACE, "logs", pod["metadata"]["name"])
+    assert "/health" in engine_log or "Uvicorn" in engine_log, engine_log[-500:]
+
+    with port_forward(client, WORKLOAD_NAMESPACE, service, 8000) as base:
+        status, listed = local_request(f"{base}/v1/models")
+        assert status == 200 and SERVED_NAME in [m["id"] for m in listed["data"]]
+        status, answered = local_request(f"{base}/v1/chat/completions", {
+            "model": SERVED_NAME, "max_tokens": 8,
+            "messages": [{"role": "user", "content": "Say hello in one word."}],
+        })  # fmt: skip
+        assert status == 200 and answered["choices"][0]["message"]["role"] == "assistant"
 
 
 def test_a_serving_pod_killed_is_replaced_the_replica_goes_progressing_then_ready(

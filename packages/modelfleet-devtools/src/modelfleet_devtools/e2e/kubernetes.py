@@ -97,8 +97,12 @@ def start_kubernetes(
         ],
     )  # fmt: skip
     if placement.node:  # bound on the node's address; its endpoints kept for the pods
+        # The admin certificate also signs its calls to the kubelet (logs, exec,
+        # port-forward), which trusts this CA (node_config.kubelet_config).
         where = ["--bind-address", "0.0.0.0", "--advertise-address", address,
-                 "--kubelet-preferred-address-types=InternalIP"]  # fmt: skip
+                 "--kubelet-preferred-address-types=InternalIP",
+                 "--kubelet-client-certificate", str(admin.cert),
+                 "--kubelet-client-key", str(admin.key)]  # fmt: skip
     else:  # no kubelet serves the kubernetes Service
         where = ["--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",
                  "--endpoint-reconciler-type", "none"]  # fmt: skip

@@ -5,12 +5,18 @@ cluster network, and what must last through a fault."""
 from __future__ import annotations
 
 import json
+import subprocess
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
 from .fleet import GROUP_VERSION
-from .kube import resource_path
+from .kube import KubeClient, resource_path
 from .node import RealNode
+from .processes import free_port, wait_for
 from .quickstart import CLUSTER, QuickstartFleet
 
 Json = dict[str, Any]
@@ -110,3 +116,47 @@ def lease_renewed_since(fleet: QuickstartFleet, since: datetime) -> bool:
     )
     renewed = str(((lease or {}).get("spec") or {}).get("renewTime") or "")
     return bool(renewed) and datetime.fromisoformat(renewed) > since
+
+
+@contextmanager
+def port_forward(client: KubeClient, namespace: str, target: str, port: int) -> Iterator[str]:
+    """`kubectl port-forward TARGET LOCAL:PORT` as a user runs it (a free local port);
+    yields its base URL once it forwards, and fails with kubectl's words if it stopped."""
+    local = free_port()
+    forwarding = subprocess.Popen(
+        [str(client.kubectl_binary), "--kubeconfig", str(client.config.path),
+         "-n", namespace, "port-forward", target, f"{local}:{port}"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{local}"
+    try:
+
+        def forwards() -> bool:
+            assert forwarding.poll() is None, "kubectl port-forward exited"
+            return local_request(base)[0] > 0
+
+        wait_for(forwards, what=f"kubectl port-forward {target}", timeout=60, every=1)
+        yield base
+    finally:
+        forwarding.terminate()
+        _, errors = forwarding.communicate(timeout=30)
+        if forwarding.returncode not in (0, -15):
+            raise AssertionError(f"kubectl port-forward: {errors.strip()}")
+
+
+def local_request(url: str, body: Json | None = None) -> tuple[int, Any]:
+    """An HTTP request from this host: (status, the JSON body or its text); status 0 when
+    nothing answered."""
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data, {"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as answered:
+            status, text = answered.status, answered.read().decode()
+    except urllib.error.HTTPError as error:
+        status, text = error.code, error.read().decode()
+    except OSError:
+        return 0, ""
+    try:
+        return status, json.loads(text)
+    except json.JSONDecodeError:
+        return status, text
