@@ -37,9 +37,17 @@ from modelfleet_devtools.e2e.fleet import (
     wait_for_nothing_left,
     xr_path,
 )
+from modelfleet_devtools.e2e.in_cluster import (
+    REAL_NODE_ENV,
+    ask,
+    condition_true,
+    exited_containers,
+)
+from modelfleet_devtools.e2e.in_cluster import (
+    waited as waited_alive,
+)
 from modelfleet_devtools.e2e.kube import resource_path
 from modelfleet_devtools.e2e.node import RealNode
-from modelfleet_devtools.e2e.processes import wait_for
 from modelfleet_devtools.e2e.quickstart import CLUSTER, QuickstartFleet
 from modelfleet_devtools.e2e.sources import QUICKSTART_REPO
 from modelfleet_devtools.e2e.stack import E2E_EPOCH, RealControlPlane
@@ -55,7 +63,6 @@ KV_CACHE_GIB = "1"
 # Not yet in `.ci/run`: the module builds the 3 GB CPU engine image on a machine that has not
 # cached it (7 to 16 min here) and its serving tests have not yet passed end to end on a real
 # node (issue 45; docs/development.md, "A real workload node").
-REAL_NODE_ENV = "MODELFLEET_E2E_REAL_NODE"
 pytestmark = pytest.mark.skipif(
     os.environ.get(REAL_NODE_ENV) != "1",
     reason=f"the real-node scenario runs only with {REAL_NODE_ENV}=1 (not yet in CI: issue 45)",
@@ -125,22 +132,8 @@ def items(fleet: QuickstartFleet, api: str, plural: str) -> list[Json]:
 
 
 def waited(fleet: QuickstartFleet, what: str, probe: Any, timeout: float) -> Any:
-    def alive_and() -> Any:
-        fleet.plane.check_alive()
-        node_of(fleet).check_alive()
-        return probe()
-
-    started = time.monotonic()
-    result = wait_for(alive_and, what=what, timeout=timeout, every=3)
-    timings[what] = time.monotonic() - started
-    return result
-
-
-def condition_true(obj: Json, kind: str) -> bool:
-    return any(
-        c.get("type") == kind and c.get("status") == "True"
-        for c in (obj.get("status") or {}).get("conditions") or []
-    )
+    alive = (fleet.plane.check_alive, node_of(fleet).check_alive)
+    return waited_alive(what, probe, timeout, alive=alive, timings=timings)
 
 
 def test_the_workload_cluster_is_a_ready_node_running_containerd(
@@ -197,13 +190,7 @@ def serving_pods(fleet: QuickstartFleet) -> list[Json]:
 
 def exited_engines(fleet: QuickstartFleet) -> list[str]:
     """How each serving container that exited ended (its reason and exit code)."""
-    return [
-        f"{p['metadata']['name']}: {s['lastState']['terminated'].get('reason')} "
-        f"(exit {s['lastState']['terminated'].get('exitCode')})"
-        for p in serving_pods(fleet)
-        for s in (p.get("status") or {}).get("containerStatuses") or []
-        if (s.get("lastState") or {}).get("terminated")
-    ]
+    return exited_containers(serving_pods(fleet))
 
 
 def test_the_serving_deployment_schedules_its_pod_on_the_node_mounting_the_claim(
@@ -262,17 +249,6 @@ def replica_address(fleet: QuickstartFleet) -> str:
     return addresses[0] if len(addresses) == 1 else ""
 
 
-def curl(node: RealNode, url: str, body: Json | None = None) -> tuple[int, str]:
-    """A request from inside the cluster network: (HTTP status, body)."""
-    argv = ["curl", "-s", "--max-time", "60", "-o", "-", "-w", "\n%{http_code}", url]
-    if body is not None:
-        argv += ["-H", "Content-Type: application/json", "--data", json.dumps(body)]
-    done = node.in_cluster(argv, timeout=90)
-    assert done.returncode == 0, f"curl {url}: {done.stderr}"
-    text, _, status = done.stdout.rpartition("\n")
-    return int(status), text
-
-
 def test_the_model_answers_at_the_replicas_address_from_inside_the_cluster(
     on_a_real_node: QuickstartFleet,
 ) -> None:
@@ -280,24 +256,14 @@ def test_the_model_answers_at_the_replicas_address_from_inside_the_cluster(
     assert not exited_engines(fleet), exited_engines(fleet)
     address = waited(fleet, "the replica's address", lambda: replica_address(fleet), 300)
     assert ".svc.cluster.local" in address, address
-    node = node_of(fleet)
 
-    status, listed = curl(node, f"{address}/models")
-    assert status == 200, listed
-    assert SERVED_NAME in [m["id"] for m in json.loads(listed)["data"]]
-
-    def chat(model: str) -> tuple[int, str]:
-        return curl(node, f"{address}/chat/completions", {
-            "model": model, "max_tokens": 8,
-            "messages": [{"role": "user", "content": "Hello"}],
-        })  # fmt: skip
-
-    started = time.monotonic()
-    status, answered = chat(SERVED_NAME)
-    timings["chat completion"] = time.monotonic() - started
-    assert status == 200, answered
-    completion = json.loads(answered)
+    answers = ask(node_of(fleet), address, SERVED_NAME)
+    timings["chat completion"] = answers.chat_seconds
+    assert SERVED_NAME in answers.listed, answers.listed
+    assert answers.chat_status == 200, answers.chat
+    completion = answers.chat
+    assert isinstance(completion, dict)
     assert completion["model"] == SERVED_NAME
     assert completion["choices"][0]["message"]["role"] == "assistant"
     assert completion["usage"]["completion_tokens"] >= 1
-    assert chat("another-model")[0] == 404
+    assert answers.other_model_status == 404
