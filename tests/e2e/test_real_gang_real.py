@@ -233,6 +233,18 @@ def test_the_lws_controller_makes_the_leader_and_worker_pods_which_turn_ready(
     assert env.get("LWS_GROUP_SIZE") == "2" and env.get("LWS_WORKER_INDEX") == "1", env
     assert "--headless" in worker["spec"]["containers"][0]["args"]
 
+    # The leader's address is its group's own headless Service, which LWS made; the serving
+    # Service, named after the workload, sends to the leader only.
+    services = {s["metadata"]["name"]: s for s in listed(fleet, "v1", "services")}
+    assert services[f"{name}-0"]["spec"]["clusterIP"] == "None"
+    assert env["LWS_LEADER_ADDRESS"] == f"{name}-0.{name}-0.{lws['metadata']['namespace']}"
+    slices = [
+        e for e in listed(fleet, "discovery.k8s.io/v1", "endpointslices")
+        if e["metadata"]["labels"].get("kubernetes.io/service-name") == name
+    ]  # fmt: skip
+    addresses = [a for e in slices for p in e.get("endpoints") or [] for a in p["addresses"]]
+    assert addresses == [leader["status"]["podIP"]], addresses
+
 
 def replica_address(fleet: QuickstartFleet) -> str:
     namespace = fleet.deployment["metadata"]["namespace"]
