@@ -40,12 +40,11 @@ from modelfleet_devtools.e2e.fleet import (
     wait_for_nothing_left,
     xr_path,
 )
+from modelfleet_devtools.e2e.in_cluster import condition_true, curl
 from modelfleet_devtools.e2e.kube import resource_path
 from modelfleet_devtools.e2e.node_fleet import (
     WORKLOAD_NAMESPACE,
     chat,
-    condition_true,
-    curl,
     exited_engines,
     hydration_pods,
     items,

@@ -176,7 +176,7 @@ def test_every_gang_pod_gets_its_rank_from_the_variables_leaderworkerset_injects
         container = pods[role]["spec"]["containers"][0]
         injected = lws_env(name=name, group=1, worker=index, size=4, namespace=namespace)
         argv = process_argv(with_injected(container, injected))
-        leader = f"{name}-1.{name}.{namespace}"
+        leader = f"{name}-1.{name}-1.{namespace}"  # its group's own headless Service
         assert argv[:3] == ["vllm", "serve", MODEL]
         assert "--nnodes=4" in argv and f"--node-rank={index}" in argv
         assert f"--master-addr={leader}" in argv and "--master-port=29501" in argv

@@ -342,3 +342,37 @@ def test_a_replica_placed_with_zero_gpus_per_node_claims_no_gpu():
     rsp = run(replica(nodes=1, gpusPerNode=0), cache=model_cache("Ready"))
     container = workload(rsp)["spec"]["template"]["spec"]["containers"][0]
     assert "nvidia.com/gpu" not in container.get("resources", {}).get("limits", {})
+
+
+# LeaderWorkerSet v0.10.0's headless Services (pkg/controllers there): with the default
+# `Shared` policy one named after the set for every group, with `UniquePerReplica` one per
+# group named `<set>-<group index>`. It makes none where a Service of that name exists.
+def lws_headless_services(lws, groups: int) -> set[str]:
+    name = lws["metadata"]["name"]
+    policy = (lws["spec"].get("networkConfig") or {}).get("subdomainPolicy", "Shared")
+    return {name} if policy == "Shared" else {f"{name}-{g}" for g in range(groups)}
+
+
+@pytest.mark.parametrize(
+    ("case", "nodes", "replicas", "engine"),
+    [
+        ("a 2-node vLLM gang", 2, 1, VLLM),
+        ("three 4-node vLLM gangs", 4, 3, VLLM),
+        ("a Custom gang", 2, 2, CUSTOM),
+    ],
+)
+def test_each_gang_reaches_its_leader_through_a_headless_service_the_serving_one_leaves_free(
+    case, nodes, replicas, engine
+):
+    """The leader's address LWS gives every pod names its group's headless Service: a name the
+    Service that serves must not take, or LWS never makes it and the address never resolves
+    (seen on a real LWS: tests/e2e/test_real_gang_real.py)."""
+    composed = desired_resources(
+        run(replica(nodes=nodes, replicas=replicas, engine=engine), cache=model_cache("Ready"))
+    )
+    lws = composed[WORKLOAD]["spec"]["forProvider"]["manifest"]
+    service = composed[SERVICE]["spec"]["forProvider"]["manifest"]
+    assert lws["spec"]["networkConfig"] == {"subdomainPolicy": "UniquePerReplica"}, case
+    headless = lws_headless_services(lws, replicas)
+    assert len(headless) == replicas, case
+    assert service["metadata"]["name"] not in headless, case

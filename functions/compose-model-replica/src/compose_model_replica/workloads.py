@@ -15,6 +15,13 @@ from compose_model_replica.probes import serving_probe
 from compose_model_replica.shape import ReplicaShape, replica_shape
 
 EXCLUSIVE_TOPOLOGY = "leaderworkerset.sigs.k8s.io/exclusive-topology"
+# Each group's pods are found through a headless Service of the group's own
+# (`<workload>-<group index>`), not LWS's default one shared by every group: that one is named
+# after the LeaderWorkerSet, as the Service that serves is (service_manifest), and LWS does not
+# make it when a Service of that name exists. The leader's address (LWS_LEADER_ADDRESS,
+# `<leader pod>.<its headless Service>.<namespace>`) would then never resolve, and no gang
+# would start. Seen on a real LWS v0.10.0 (tests/e2e/test_real_gang_real.py).
+SUBDOMAIN_POLICY = "UniquePerReplica"
 
 
 def workload_manifest(
@@ -86,6 +93,7 @@ def workload_manifest(
         "spec": {
             "replicas": spec.replicas,
             "startupPolicy": shape.startup,
+            "networkConfig": {"subdomainPolicy": SUBDOMAIN_POLICY},
             "rolloutStrategy": {
                 "type": "RollingUpdate",
                 "rollingUpdateConfiguration": {

@@ -24,11 +24,13 @@ def expand(text: str, variables: dict[str, str]) -> str:
 def lws_env(
     *, name: str, group: int, worker: int, size: int, namespace: str
 ) -> list[dict[str, str]]:
-    """What LeaderWorkerSet's pod webhook (v0.7) gives every container of a gang's pod, in its
-    order: the leader's address through the headless Service named after the set, the group's
+    """What LeaderWorkerSet's pod webhook (v0.7 to v0.10) gives every container of a gang's
+    pod, in its order: the leader's address through its group's own headless Service
+    (`subdomainPolicy: UniquePerReplica`, as compose-model-replica composes it), the group's
     size and the pod's index in its group."""
+    leader = f"{name}-{group}"
     return [
-        {"name": "LWS_LEADER_ADDRESS", "value": f"{name}-{group}.{name}.{namespace}"},
+        {"name": "LWS_LEADER_ADDRESS", "value": f"{leader}.{leader}.{namespace}"},
         {"name": "LWS_GROUP_SIZE", "value": str(size)},
         {"name": "LWS_WORKER_INDEX", "value": str(worker)},
     ]

@@ -46,7 +46,12 @@ def apply_fleet(
     real_nodes: bool = False,
 ) -> list[Json]:
     """Start and connect the fleet's workload clusters (real nodes with `real_nodes`), seed
-    them, then apply every object (each first passed to `edit`, to vary an example)."""
+    them, then apply every object (each first passed to `edit`, to vary an example).
+
+    A real node whose InferenceCluster asks for LeaderWorkerSet runs its controller as the
+    platform that installed it would (node_lws.py); the install is then left out of the
+    applied spec, since provider-helm, which would install it, is not among the real
+    binaries."""
     objects, settings = load_fleet(folder)
     for obj in objects:
         if edit:
@@ -54,6 +59,8 @@ def apply_fleet(
     for obj in objects:
         if obj["kind"] == "InferenceCluster":
             plane.clusters.prepare(obj, real_node=real_nodes)
+            if real_nodes:
+                obj.get("spec", {}).pop("leaderWorkerSet", None)
     for cluster, held in (settings.get("clusters") or {}).items():
         plane.clusters.seed(cluster, held.get("objects") or [])
     for namespace in sorted({o["metadata"].get("namespace") for o in objects} - {None}):

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import yaml
 
-from . import node_cgroups, node_config, node_images
+from . import node_cgroups, node_config, node_images, node_lws
 from .forward import Forwarder, forward
 from .kube import KubeClient, resource_path
 from .kubernetes import Kubernetes, Placement, start_kubernetes
@@ -58,6 +58,7 @@ class NodeSettings:
     labels: dict[str, str] = field(default_factory=dict)
     extended: dict[str, str] = field(default_factory=dict)  # nvidia.com/gpu -> "2"
     provisioner: str = ""  # the RWX classes' provisioner name it serves
+    leader_worker_set: bool = False  # runs the LeaderWorkerSet controller (node_lws.py)
 
 
 @dataclass
@@ -282,6 +283,14 @@ def _bring_up(node: RealNode, bins: Path) -> None:
         client.kubectl("apply", "--server-side", "-f", "-", stdin=policy)
     if settings.provisioner:
         node.provisioner = HostPathProvisioner(client, layout.volumes, settings.provisioner).start()
+    if settings.leader_worker_set:
+        start(node_lws.PART, [
+            bins / node_lws.PART, *node_lws.prepare(client, node.work / "lws", kubeconfig)
+        ])  # fmt: skip
+        probes = node_lws.ready_probes()
+        _wait(node, node_lws.PART, lambda: all(
+            node.in_cluster(p, timeout=15).returncode == 0 for p in probes
+        ), node_lws.READY_TIMEOUT)  # fmt: skip
 
 
 def _ready(client: KubeClient, name: str) -> bool:

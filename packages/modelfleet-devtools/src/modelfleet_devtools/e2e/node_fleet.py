@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from .fleet import GROUP_VERSION
+from .in_cluster import curl, exited_containers
 from .kube import KubeClient, resource_path
 from .node import RealNode
 from .processes import free_port, wait_for
@@ -38,13 +39,6 @@ def items(fleet: QuickstartFleet, api: str, plural: str) -> list[Json]:
     return fleet.workload().list(resource_path(api, plural, WORKLOAD_NAMESPACE))
 
 
-def condition_true(obj: Json, kind: str) -> bool:
-    return any(
-        c.get("type") == kind and c.get("status") == "True"
-        for c in (obj.get("status") or {}).get("conditions") or []
-    )
-
-
 def hydration_pods(fleet: QuickstartFleet) -> list[Json]:
     return [p for p in items(fleet, "v1", "pods") if "job-name" in p["metadata"]["labels"]]
 
@@ -55,13 +49,7 @@ def serving_pods(fleet: QuickstartFleet) -> list[Json]:
 
 def exited_engines(fleet: QuickstartFleet) -> list[str]:
     """How each serving container that exited ended (its reason and exit code)."""
-    return [
-        f"{p['metadata']['name']}: {s['lastState']['terminated'].get('reason')} "
-        f"(exit {s['lastState']['terminated'].get('exitCode')})"
-        for p in serving_pods(fleet)
-        for s in (p.get("status") or {}).get("containerStatuses") or []
-        if (s.get("lastState") or {}).get("terminated")
-    ]
+    return exited_containers(serving_pods(fleet))
 
 
 def replica_address(fleet: QuickstartFleet) -> str:
@@ -69,17 +57,6 @@ def replica_address(fleet: QuickstartFleet) -> str:
     replicas = fleet.plane.client.list(resource_path(GROUP_VERSION, "modelreplicas", namespace))
     addresses = [(r.get("status") or {}).get("address") or "" for r in replicas]
     return addresses[0] if len(addresses) == 1 else ""
-
-
-def curl(node: RealNode, url: str, body: Json | None = None) -> tuple[int, str]:
-    """A request from inside the cluster network: (HTTP status, body)."""
-    argv = ["curl", "-s", "--max-time", "60", "-o", "-", "-w", "\n%{http_code}", url]
-    if body is not None:
-        argv += ["-H", "Content-Type: application/json", "--data", json.dumps(body)]
-    done = node.in_cluster(argv, timeout=90)
-    assert done.returncode == 0, f"curl {url}: {done.stderr}"
-    text, _, status = done.stdout.rpartition("\n")
-    return int(status), text
 
 
 def chat(fleet: QuickstartFleet, model: str) -> tuple[int, str]:

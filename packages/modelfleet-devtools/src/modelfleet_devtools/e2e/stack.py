@@ -28,6 +28,7 @@ BINARIES = (
     "crossplane-core", "crossplane", "crane",
     crossplane.PROVIDER_V1_2_1.binary, crossplane.PROVIDER_POLL_INTERVAL.binary,
     "kubelet", "kube-scheduler", "kube-proxy", "coredns",  # a real workload node's (node.py)
+    "lws-controller",  # a real node's LeaderWorkerSet, when its cluster asks (node_lws.py)
 )  # fmt: skip
 
 # The upstream CRDs (pinned files in shared/schemas) every workload cluster is given:

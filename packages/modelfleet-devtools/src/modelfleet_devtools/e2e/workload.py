@@ -70,8 +70,9 @@ def node_settings(
     inference_cluster: Json, registry: str, sources: LoopbackSources | None
 ) -> NodeSettings:
     """What a real node needs to hold an InferenceCluster's pools: every pool's node
-    selector as its labels, their GPUs (count x nodes, summed) as its `nvidia.com/gpu`, and
-    the loopback sources as its egress (HF_ENDPOINT, AWS_ENDPOINT_URL)."""
+    selector as its labels, their GPUs (count x nodes, summed) as its `nvidia.com/gpu`, the
+    loopback sources as its egress (HF_ENDPOINT, AWS_ENDPOINT_URL), and the LeaderWorkerSet
+    controller when the cluster asks for LWS to be installed (`spec.leaderWorkerSet`)."""
     spec = inference_cluster.get("spec") or {}
     labels: dict[str, str] = {}
     gpus = 0
@@ -86,6 +87,7 @@ def node_settings(
     return NodeSettings(
         inference_cluster["metadata"]["name"], registry, egress=egress, labels=labels,
         extended={"nvidia.com/gpu": str(gpus)} if gpus else {}, provisioner=RWX_PROVISIONER,
+        leader_worker_set=bool((spec.get("leaderWorkerSet") or {}).get("install")),
     )  # fmt: skip
 
 
