@@ -142,10 +142,9 @@ def test_every_function_package_is_installed_and_healthy(installed: PackagedPlan
     waited(plane, "the five Functions INSTALLED and HEALTHY",
            lambda: all(healthy(function(plane, f)) for f in packages.FUNCTIONS), 900)  # fmt: skip
     listed = kubectl_get_pkg(plane.client)
+    rows = {r[0]: r[1:3] for r in (line.split() for line in listed.splitlines()) if r}
     for name in packages.FUNCTIONS:
-        row = next(line for line in listed.splitlines() if f"/{name} " in line or
-                   line.split()[0].endswith(f"/{name}"))  # fmt: skip
-        assert row.split()[1:3] == ["True", "True"], listed
+        assert rows.get(f"function.pkg.crossplane.io/{name}") == ["True", "True"], listed
 
 
 def test_each_function_runs_as_a_pod_of_its_embedded_runtime_image(

@@ -35,6 +35,7 @@ from .pki import KeyPair
 from .processes import Processes, free_port, wait_for
 
 CONTROL_PLANE_CLUSTER = "control-plane"
+SERVICE_ACCOUNT = "crossplane"  # core's --service-account default
 WEBHOOK_PORT = 9553  # on the node's own loopback: nothing else listens there
 
 
@@ -113,6 +114,9 @@ def start_core(node: RealNode, bins: Path, crds: Path, work: Path) -> KeyPair:
         **webhooks.init_env(work / "webhook-configs", CROSSPLANE_NAMESPACE, WEBHOOK_PORT),
     }
     client.kubectl("create", "namespace", CROSSPLANE_NAMESPACE)
+    # The ServiceAccount Crossplane's chart gives core: the runtime reads it (its image pull
+    # secrets go to every package's pods) and refuses to build a Deployment without it.
+    client.kubectl("create", "serviceaccount", "-n", CROSSPLANE_NAMESPACE, SERVICE_ACCOUNT)
     crd_dir = work / "crossplane-crds"  # core init wants a real folder, not a link to one
     shutil.copytree(crds, crd_dir, dirs_exist_ok=True)
     env["CRDS_PATH"] = str(crd_dir)
