@@ -9,9 +9,11 @@ them. Nothing else is started or patched by the suite: the package manager pulls
 Configuration and its five Functions, makes each Function's Deployment and Service from the
 runtime image embedded in its package, and dials it at its Service's DNS name.
 
-provider-kubernetes (the Configuration's sixth dependency) is pulled as a package too, from a
-second ImageConfig, as getting-started's own-registry path does; its package carries no runtime
-image yet, so its pod does not run and nothing here asks it to (docs/development.md).
+provider-kubernetes (the Configuration's sixth dependency) is a Provider package too: its
+runtime image built from ../shared/realcp's binary (e2e/provider_package.py), pulled through a
+second ImageConfig (`xpkg.crossplane.io`, as getting-started's own-registry path has one) and
+installed first with docs/install/provider-kubernetes.yaml as written, so its
+DeploymentRuntimeConfig's flags reach the provider's container.
 """
 
 from __future__ import annotations
@@ -25,7 +27,11 @@ from typing import Any
 import pytest
 import yaml
 from modelfleet_devtools.e2e import packages
-from modelfleet_devtools.e2e.crossplane import CROSSPLANE_NAMESPACE, start_registry
+from modelfleet_devtools.e2e.crossplane import (
+    CROSSPLANE_NAMESPACE,
+    PROVIDER_POLL_INTERVAL,
+    start_registry,
+)
 from modelfleet_devtools.e2e.kube import resource_path
 from modelfleet_devtools.e2e.packaged import (
     CONTROL_PLANE_CLUSTER,
@@ -34,6 +40,7 @@ from modelfleet_devtools.e2e.packaged import (
     start_packaged_plane,
 )
 from modelfleet_devtools.e2e.processes import Processes, wait_for
+from modelfleet_devtools.e2e.provider_package import publish_provider
 from modelfleet_devtools.e2e.stack import E2E_EPOCH, RELEASE_BASE_CACHE, link_binaries
 from modelfleet_devtools.paths import REPO_ROOT
 from modelfleet_devtools.realcp import SHARED_REALCP_DIR, RealcpUnavailable
@@ -43,6 +50,7 @@ Json = dict[str, Any]
 INSTALL = REPO_ROOT / "docs" / "install"
 DOCS_PREFIX = "registry.example.com:5000/modelfleet"  # what image-config.yaml says to replace
 PACKAGES_ENV = "MODELFLEET_E2E_PACKAGES"
+FUNCTION_LABEL = "pkg.crossplane.io/function"  # on each Function's Deployment and pods
 pytestmark = pytest.mark.skipif(
     os.environ.get(PACKAGES_ENV) != "1",
     reason=f"the package-runtime install runs only with {PACKAGES_ENV}=1 (issue 49)",
@@ -78,9 +86,10 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PackagedPlan
             epoch=E2E_EPOCH, base_cache=RELEASE_BASE_CACHE,
         )  # fmt: skip
         build.run()
-        provider_crds = SHARED_REALCP_DIR / "crds" / "provider-kubernetes"
-        provider = packages.build_provider(bins / "crossplane", provider_crds, work)
-        packages.push(bins / "crane", registry, provider)
+        publish_provider(
+            bins / "crossplane", bins / "crane", registry, bins / PROVIDER_POLL_INTERVAL.binary,
+            SHARED_REALCP_DIR / "crds" / PROVIDER_POLL_INTERVAL.crds, work,
+        )  # fmt: skip
         timings["release built and pushed"] = time.monotonic() - started
         started = time.monotonic()
         plane = start_packaged_plane(
@@ -97,6 +106,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PackagedPlan
             {"type": "Prefix", "prefix": packages.UPSTREAM_REGISTRY}
         ]
         apply(plane, [mirror, upstream])
+        apply(plane, documented("provider-kubernetes.yaml"))
         apply(plane, documented("modelfleet.yaml"))
         yield plane
     finally:
@@ -157,19 +167,28 @@ def test_each_function_runs_as_a_pod_of_its_embedded_runtime_image(
     deployments = plane.client.list(resource_path("apps/v1", "deployments", CROSSPLANE_NAMESPACE))
     for name in packages.FUNCTIONS:
         (deployment,) = [
-            d for d in deployments if d["metadata"].get("labels", {}).get(
-                "pkg.crossplane.io/function") == name
+            d for d in deployments
+            if d["spec"]["selector"].get("matchLabels", {}).get(FUNCTION_LABEL) == name
         ]  # fmt: skip
-        (container,) = deployment["spec"]["template"]["spec"]["containers"]
+        template = deployment["spec"]["template"]["spec"]
+        (container,) = template["containers"]
         assert container["name"] == "package-runtime"
-        assert container["image"].startswith(f"{plane.registry.host}/modelfleet/{name}"), container
+        package = f"{plane.registry.host}/modelfleet/{name}:{version_installed()}"
+        assert container["image"] == package, container  # the resolved package reference
         assert (deployment.get("status") or {}).get("readyReplicas") == 1, deployment["status"]
-        running = [
+        # The contract our image ran under: a non-root user, the server certificates read-only.
+        secure = {**(template.get("securityContext") or {}),
+                  **(container.get("securityContext") or {})}  # fmt: skip
+        assert secure.get("runAsNonRoot") is True, secure
+        mounts = [m for m in container.get("volumeMounts") or [] if m.get("readOnly")]
+        assert mounts, container.get("volumeMounts")
+        (pod,) = [
             p for p in pods
-            if p["metadata"]["name"].startswith(deployment["metadata"]["name"])
+            if p["metadata"].get("labels", {}).get(FUNCTION_LABEL) == name
             and p["status"].get("phase") == "Running"
         ]  # fmt: skip
-        assert running and running[0]["spec"]["nodeName"] == CONTROL_PLANE_CLUSTER
+        assert pod["spec"]["nodeName"] == CONTROL_PLANE_CLUSTER
+        assert all(s.get("ready") for s in pod["status"]["containerStatuses"])
 
 
 def test_the_configuration_is_installed_and_serves_every_xr_kind(installed: PackagedPlane) -> None:
@@ -185,3 +204,28 @@ def test_the_configuration_is_installed_and_serves_every_xr_kind(installed: Pack
     waited(plane, "every XR kind served", lambda: all(
         plane.client.get(resource_path(crd, "customresourcedefinitions", name=n))
         for n in definitions), 300)  # fmt: skip
+
+
+def test_provider_kubernetes_runs_as_a_pod_with_the_runtime_configs_flags(
+    installed: PackagedPlane,
+) -> None:
+    plane = installed
+    path = resource_path("pkg.crossplane.io/v1", "providers", name="provider-kubernetes")
+    waited(plane, "provider-kubernetes INSTALLED and HEALTHY",
+           lambda: healthy(plane.client.get(path)), 600)  # fmt: skip
+    (runtime_config,) = [
+        d for d in documented("provider-kubernetes.yaml") if d["kind"] == "DeploymentRuntimeConfig"
+    ]
+    (flags,) = runtime_config["spec"]["deploymentTemplate"]["spec"]["template"]["spec"][
+        "containers"
+    ]
+    deployments = plane.client.list(resource_path("apps/v1", "deployments", CROSSPLANE_NAMESPACE))
+    (deployment,) = [
+        d for d in deployments
+        if d["spec"]["selector"].get("matchLabels", {}).get("pkg.crossplane.io/provider")
+        == "provider-kubernetes"
+    ]  # fmt: skip
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    assert container["name"] == flags["name"] == "package-runtime"
+    assert set(flags["args"]) <= set(container.get("args") or []), container.get("args")
+    assert (deployment.get("status") or {}).get("readyReplicas") == 1, deployment["status"]

@@ -152,6 +152,12 @@ def start_core(node: RealNode, bins: Path, crds: Path, work: Path) -> KeyPair:
         env=env,
     )  # fmt: skip
     node.started.append(core)
+    # The RBAC manager, as the chart runs it beside core: it gives each Provider's service
+    # account the ClusterRoles its package's CRDs call for.
+    node.started.append(processes.start(
+        f"crossplane-rbac-{name}", _in_node(node, [bins / "crossplane-core", "rbac", "start"]),
+        env={"KUBECONFIG": str(client.config.path)},
+    ))  # fmt: skip
     wait_for(
         lambda: _webhooks_serving(node, WEBHOOK_PORT, root_ca.cert),
         what="Crossplane's webhooks on the control-plane node",
