@@ -28,14 +28,21 @@ def test_containerd_pulls_the_loopback_registry_over_plain_http(registry: str) -
     assert hosts["host"] == {f"http://{registry}": {"capabilities": ["pull", "resolve"]}}
 
 
+@pytest.mark.parametrize("linked", [False, True], ids=["the file", "a link to it"])
 def test_the_provider_layer_holds_the_binary_at_the_entrypoint_executable_by_all(
-    tmp_path: Path,
+    tmp_path: Path, linked: bool
 ) -> None:
     binary = tmp_path / "provider-kubernetes-350ef9a"
     binary.write_bytes(b"\x7fELF not really")
     binary.chmod(0o700)  # the layer's mode is its own, not the file's
-    with tarfile.open(binary_layer(binary, tmp_path / "out" / "layer.tar")) as tar:
+    given = binary
+    if linked:  # as the suite's bin folder (stack.link_binaries) gives it
+        given = tmp_path / "bin" / binary.name
+        given.parent.mkdir()
+        given.symlink_to(binary)
+    with tarfile.open(binary_layer(given, tmp_path / "out" / "layer.tar")) as tar:
         (member,) = tar.getmembers()
+        assert member.isfile(), member.type
         assert "/" + member.name == ENTRYPOINT
         assert (member.mode, member.uid, member.gid, member.mtime) == (0o755, 0, 0, 0)
         extracted = tar.extractfile(member)

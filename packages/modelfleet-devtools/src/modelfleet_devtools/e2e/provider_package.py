@@ -26,6 +26,7 @@ PLATFORM = "linux/amd64"
 def binary_layer(binary: Path, out: Path) -> Path:
     """A layer holding `binary` at ENTRYPOINT, owned by root, executable by everyone."""
     out.parent.mkdir(parents=True, exist_ok=True)
+    binary = binary.resolve()  # the suite's bin folder holds links: the layer holds the file
     with tarfile.open(out, "w") as tar:
         info = tar.gettarinfo(str(binary), arcname=ENTRYPOINT.lstrip("/"))
         info.mode, info.uid, info.gid, info.mtime = 0o755, 0, 0, 0
