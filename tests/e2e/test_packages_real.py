@@ -19,7 +19,6 @@ DeploymentRuntimeConfig's flags reach the provider's container.
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -49,12 +48,7 @@ from modelfleet_devtools.release.build import ReleaseBuild, Tools
 Json = dict[str, Any]
 INSTALL = REPO_ROOT / "docs" / "install"
 DOCS_PREFIX = "registry.example.com:5000/modelfleet"  # what image-config.yaml says to replace
-PACKAGES_ENV = "MODELFLEET_E2E_PACKAGES"
 FUNCTION_LABEL = "pkg.crossplane.io/function"  # on each Function's Deployment and pods
-pytestmark = pytest.mark.skipif(
-    os.environ.get(PACKAGES_ENV) != "1",
-    reason=f"the package-runtime install runs only with {PACKAGES_ENV}=1 (issue 49)",
-)
 timings: dict[str, float] = {}
 
 
