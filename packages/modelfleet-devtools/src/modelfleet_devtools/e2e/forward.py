@@ -72,3 +72,25 @@ class Forwarder:
 def forward(host: str, target_port: int) -> Forwarder:
     """Offer 127.0.0.1:`target_port` on `host`, at the same port number."""
     return Forwarder((host, target_port), ("127.0.0.1", target_port)).start()
+
+
+def _address(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    return host, int(port)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """`python -m modelfleet_devtools.e2e.forward LISTEN TARGET`: forward until killed, as a
+    process of its own (one started inside a node's network namespace offers the host's
+    loopback registry on the node's own loopback, where Crossplane speaks plain HTTP)."""
+    import sys
+    import time
+
+    listen, target = (argv if argv is not None else sys.argv[1:])[:2]
+    Forwarder(_address(listen), _address(target)).start()
+    while True:
+        time.sleep(3600)
+
+
+if __name__ == "__main__":
+    main()
