@@ -6,6 +6,7 @@ import base64
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,7 +41,7 @@ PROVIDER_POLL_INTERVAL = ProviderBuild(
 SUITE_PROVIDER = PROVIDER_POLL_INTERVAL
 
 
-def _secret_files(client: KubeClient, name: str, folder: Path) -> dict[str, Path]:
+def secret_files(client: KubeClient, name: str, folder: Path) -> dict[str, Path]:
     secret = client.get(resource_path("v1", "secrets", CROSSPLANE_NAMESPACE, name)) or {}
     folder.mkdir(parents=True, exist_ok=True)
     files = {}
@@ -91,6 +92,47 @@ def start_crossplane(
     """`core init` then `core start` with the External runtime and its webhooks on, served on
     a free loopback port (webhooks.py); returns Crossplane's root CA once they answer."""
     webhook_port = free_port()  # never provider-kubernetes' fixed 9443
+    core = init_core(processes, bins, crds, work, client, webhook_port)
+    processes.start(
+        "crossplane",
+        [
+            bins / "crossplane-core", "core", "start", "--package-runtime=External",
+            "--webhook-port", str(webhook_port), "--tls-server-certs-dir", core.server_dir,
+            "--tls-client-certs-dir", core.client_dir,
+            "--xpkg-cache-dir", work / "xpkg-cache",
+            "--metrics-port", str(free_port()), "--health-probe-port", str(free_port()),
+            "--poll-interval", poll_interval,
+        ],
+        env=core.env,
+    )  # fmt: skip
+    webhooks.wait_serving(webhook_port, core.root_ca.cert)
+    return core.root_ca
+
+
+@dataclass(frozen=True)
+class InitializedCore:
+    """What `core init` left for `core start`: its env, Crossplane's root CA, and the client
+    and webhook server certificate folders."""
+
+    env: dict[str, str]
+    root_ca: pki.KeyPair
+    client_dir: Path
+    server_dir: Path
+
+
+def init_core(
+    processes: Processes,
+    bins: Path,
+    crds: Path,
+    work: Path,
+    client: KubeClient,
+    webhook_port: int,
+    *,
+    enter: Callable[[list[str]], list[str]] = lambda argv: argv,
+    name: str = "crossplane-init",
+) -> InitializedCore:
+    """`core init` (run through `enter`) with its webhooks pointed at `webhook_port` on
+    loopback, and the certificates `core start` needs written out."""
     env = {
         "KUBECONFIG": str(client.config.path),
         "POD_NAMESPACE": CROSSPLANE_NAMESPACE,
@@ -98,43 +140,30 @@ def start_crossplane(
         "TLS_CLIENT_SECRET_NAME": CLIENT_SECRET,
         **webhooks.init_env(work / "webhook-configs", CROSSPLANE_NAMESPACE, webhook_port),
     }
-    client.kubectl("create", "namespace", CROSSPLANE_NAMESPACE)
+    if not client.get(resource_path("v1", "namespaces", name=CROSSPLANE_NAMESPACE)):
+        client.kubectl("create", "namespace", CROSSPLANE_NAMESPACE)
     # core init wants a real folder of CRDs, not a link to one.
     crd_dir = work / "crossplane-crds"
     shutil.copytree(crds, crd_dir, dirs_exist_ok=True)
     env["CRDS_PATH"] = str(crd_dir)
     for attempt in (1, 2):  # its first run can race the CRDs it has just created
-        init = processes.start(
-            f"crossplane-init-{attempt}", [bins / "crossplane-core", "core", "init"], env=env
-        )
+        argv = enter([str(bins / "crossplane-core"), "core", "init"])
+        init = processes.start(f"{name}-{attempt}", argv, env=env)
         if init.popen.wait(timeout=180) == 0:
             break
         if attempt == 2:
             raise RuntimeError(f"crossplane core init failed:\n{init.tail()}")
     (work / "xpkg-cache").mkdir(parents=True, exist_ok=True)  # core caches packages here
-    ca_files = _secret_files(client, ROOT_CA_SECRET, work / "crossplane-ca")
+    ca_files = secret_files(client, ROOT_CA_SECRET, work / "crossplane-ca")
     root_ca = pki.KeyPair(ca_files["tls.crt"], ca_files["tls.key"])
     client_dir = work / "crossplane-client"
-    _secret_files(client, CLIENT_SECRET, client_dir)
+    secret_files(client, CLIENT_SECRET, client_dir)
     server_dir = webhooks.serving_certificate(
         root_ca, work / "crossplane-server", client, CROSSPLANE_NAMESPACE
     )
     if not webhooks.point_at_loopback(client, webhook_port, root_ca.cert):
         raise RuntimeError("crossplane core init wrote no webhook configuration to point at")
-    processes.start(
-        "crossplane",
-        [
-            bins / "crossplane-core", "core", "start", "--package-runtime=External",
-            "--webhook-port", str(webhook_port), "--tls-server-certs-dir", server_dir,
-            "--tls-client-certs-dir", client_dir,
-            "--xpkg-cache-dir", work / "xpkg-cache",
-            "--metrics-port", str(free_port()), "--health-probe-port", str(free_port()),
-            "--poll-interval", poll_interval,
-        ],
-        env=env,
-    )  # fmt: skip
-    webhooks.wait_serving(webhook_port, root_ca.cert)
-    return root_ca
+    return InitializedCore(env, root_ca, client_dir, server_dir)
 
 
 def start_provider_kubernetes(

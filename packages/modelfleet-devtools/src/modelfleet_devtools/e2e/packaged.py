@@ -16,19 +16,11 @@ pulls the packages' runtime images from that same name (a hosts.toml for it).
 
 from __future__ import annotations
 
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import webhooks
-from .crossplane import (
-    CLIENT_SECRET,
-    CROSSPLANE_NAMESPACE,
-    ROOT_CA_SECRET,
-    Registry,
-    _secret_files,
-)
+from .crossplane import CROSSPLANE_NAMESPACE, Registry, init_core
 from .kube import KubeClient
 from .node import NodeSettings, RealNode, start_node
 from .pki import KeyPair
@@ -106,41 +98,17 @@ def start_core(node: RealNode, bins: Path, crds: Path, work: Path) -> KeyPair:
     """`core init` then `core start` with the default package runtime, in the node's
     namespaces; returns Crossplane's root CA once its webhooks answer."""
     client, processes = node.client, node.processes
-    env = {
-        "KUBECONFIG": str(client.config.path),
-        "POD_NAMESPACE": CROSSPLANE_NAMESPACE,
-        "TLS_CA_SECRET_NAME": ROOT_CA_SECRET,
-        "TLS_CLIENT_SECRET_NAME": CLIENT_SECRET,
-        **webhooks.init_env(work / "webhook-configs", CROSSPLANE_NAMESPACE, WEBHOOK_PORT),
-    }
     client.kubectl("create", "namespace", CROSSPLANE_NAMESPACE)
     # The ServiceAccount Crossplane's chart gives core: the runtime reads it (its image pull
     # secrets go to every package's pods) and refuses to build a Deployment without it.
     client.kubectl("create", "serviceaccount", "-n", CROSSPLANE_NAMESPACE, SERVICE_ACCOUNT)
-    crd_dir = work / "crossplane-crds"  # core init wants a real folder, not a link to one
-    shutil.copytree(crds, crd_dir, dirs_exist_ok=True)
-    env["CRDS_PATH"] = str(crd_dir)
     name = node.settings.name
-    for attempt in (1, 2):  # its first run can race the CRDs it has just created
-        init = processes.start(
-            f"crossplane-init-{name}-{attempt}",
-            _in_node(node, [bins / "crossplane-core", "core", "init"]),
-            env=env,
-        )
-        if init.popen.wait(timeout=180) == 0:
-            break
-        if attempt == 2:
-            raise RuntimeError(f"crossplane core init failed:\n{init.tail()}")
-    (work / "xpkg-cache").mkdir(parents=True, exist_ok=True)
-    ca_files = _secret_files(client, ROOT_CA_SECRET, work / "crossplane-ca")
-    root_ca = KeyPair(ca_files["tls.crt"], ca_files["tls.key"])
-    client_dir = work / "crossplane-client"
-    _secret_files(client, CLIENT_SECRET, client_dir)
-    server_dir = webhooks.serving_certificate(
-        root_ca, work / "crossplane-server", client, CROSSPLANE_NAMESPACE
-    )
-    if not webhooks.point_at_loopback(client, WEBHOOK_PORT, root_ca.cert):
-        raise RuntimeError("crossplane core init wrote no webhook configuration to point at")
+    init = init_core(
+        processes, bins, crds, work, client, WEBHOOK_PORT,
+        enter=node.namespaces.enter, name=f"crossplane-init-{name}",  # type: ignore[union-attr]
+    )  # fmt: skip
+    root_ca, env = init.root_ca, init.env
+    server_dir, client_dir = init.server_dir, init.client_dir
     core = processes.start(
         f"crossplane-{name}",
         _in_node(node, [
