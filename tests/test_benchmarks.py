@@ -243,9 +243,12 @@ def test_the_staging_benchmark_sets_each_source_beside_its_plain_client_and_floo
             assert to_floor == "1.00x", source
 
 
-def test_the_staging_benchmark_refuses_s3_without_boto3_saying_how_to_get_it(capsys):
+def test_the_staging_benchmark_refuses_s3_without_boto3_saying_how_to_get_it(capsys, tmp_path):
     bench = load(SOURCES_SCRIPT)
-    python = sys.executable  # the workspace's: no boto3
+    # The workspace's Python without its site-packages: no boto3 (the workspace has it).
+    python = tmp_path / "python-without-boto3"
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" -S "$@"\n')
+    python.chmod(0o755)
     with pytest.raises(SystemExit):
         bench.main(["--sources=S3", f"--python={python}", "--rounds=1"])
     assert "image/requirements.txt" in capsys.readouterr().err

@@ -1,6 +1,6 @@
-"""The hydrator's S3 path with an in-memory bucket standing in for boto3 (not installed here):
-files land under the fingerprint, a re-run fetches nothing, an interrupted run resumes, a
-corrupted object is caught by its ETag."""
+"""The hydrator's S3 path with an in-memory bucket standing in for boto3's client (real boto3
+against the loopback S3 is test_hydrate_s3_killed.py): files land under the fingerprint, a
+re-run fetches nothing, an interrupted run resumes, a corrupted object is caught by its ETag."""
 
 import hashlib
 import sys
