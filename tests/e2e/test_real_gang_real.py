@@ -37,14 +37,13 @@ from typing import Any
 
 import pytest
 import yaml
-from modelfleet_devtools.e2e.engine_cache import push_engine_image
+from modelfleet_devtools.e2e.engine_cache import push_engine_image_for_nodes
 from modelfleet_devtools.e2e.fleet import (
-    GROUP_VERSION,
     apply_fleet,
     delete_fleet,
     load_fleet,
+    start_without,
     wait_for_nothing_left,
-    xr_path,
 )
 from modelfleet_devtools.e2e.in_cluster import (
     REAL_NODE_ENV,
@@ -55,6 +54,7 @@ from modelfleet_devtools.e2e.in_cluster import (
 )
 from modelfleet_devtools.e2e.kube import resource_path
 from modelfleet_devtools.e2e.node import RealNode
+from modelfleet_devtools.e2e.node_fleet import replica_address
 from modelfleet_devtools.e2e.quickstart import QuickstartFleet
 from modelfleet_devtools.e2e.stack import E2E_EPOCH, RealControlPlane
 from modelfleet_devtools.engine.tiny_model import tiny_model_repo
@@ -113,18 +113,13 @@ def gang(real_control_plane: RealControlPlane) -> Iterator[QuickstartFleet]:
     sources = plane.clusters.sources
     assert sources is not None
     folder = fleet_folder(plane.work / "real-gang-fleet")
-    objects, _ = load_fleet(folder)
-    if any(plane.client.get(xr_path(o)) for o in objects):
-        delete_fleet(plane, objects)  # an earlier run's
-        wait_for_nothing_left(plane)
-    plane.clusters.discard(CLUSTER)  # its stand-in cluster, if one is left
+    start_without(plane, load_fleet(folder)[0], CLUSTER)
 
     started = time.monotonic()
-    pushed = push_engine_image(
+    engine_image = push_engine_image_for_nodes(
         plane.bins / "crane", plane.registry.host, plane.work / "engine-image", epoch=E2E_EPOCH
     )
     timings["engine image pushed (built once, then cached)"] = time.monotonic() - started
-    engine_image = "ghcr.io/modelfleet/" + pushed.rpartition("/")[2]  # the node's mirror
 
     kept = sources.hub.repos.get(REPO)
     sources.hub.repos[REPO] = tiny_model_repo()
@@ -244,13 +239,6 @@ def test_the_lws_controller_makes_the_leader_and_worker_pods_which_turn_ready(
     ]  # fmt: skip
     addresses = [a for e in slices for p in e.get("endpoints") or [] for a in p["addresses"]]
     assert addresses == [leader["status"]["podIP"]], addresses
-
-
-def replica_address(fleet: QuickstartFleet) -> str:
-    namespace = fleet.deployment["metadata"]["namespace"]
-    replicas = fleet.plane.client.list(resource_path(GROUP_VERSION, "modelreplicas", namespace))
-    addresses = [(r.get("status") or {}).get("address") or "" for r in replicas]
-    return addresses[0] if len(addresses) == 1 else ""
 
 
 def test_the_gang_answers_at_the_replicas_address_from_inside_the_cluster(

@@ -32,13 +32,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from modelfleet_devtools.e2e.engine_cache import push_engine_image
+from modelfleet_devtools.e2e.engine_cache import push_engine_image_for_nodes
 from modelfleet_devtools.e2e.fleet import (
     apply_fleet,
     delete_fleet,
     load_fleet,
+    start_without,
     wait_for_nothing_left,
-    xr_path,
 )
 from modelfleet_devtools.e2e.in_cluster import condition_true, curl
 from modelfleet_devtools.e2e.kube import resource_path
@@ -95,19 +95,13 @@ def on_a_real_node(real_control_plane: RealControlPlane) -> Iterator[QuickstartF
     plane = real_control_plane
     sources = plane.clusters.sources
     assert sources is not None
-    objects, _ = load_fleet(QUICKSTART)
-    if any(plane.client.get(xr_path(o)) for o in objects if o["kind"] != "Secret"):
-        delete_fleet(plane, objects)  # an earlier module's quickstart
-        wait_for_nothing_left(plane)
-    plane.clusters.discard(CLUSTER)  # its stand-in cluster, if one is left
+    start_without(plane, load_fleet(QUICKSTART)[0], CLUSTER)
 
     started = time.monotonic()
-    pushed = push_engine_image(
+    engine_image = push_engine_image_for_nodes(
         plane.bins / "crane", plane.registry.host, plane.work / "engine-image", epoch=E2E_EPOCH
     )
     timings["engine image pushed (built once, then cached)"] = time.monotonic() - started
-    # Pushed as a release image is: the node's ghcr.io mirror serves it (node_images.py).
-    engine_image = "ghcr.io/modelfleet/" + pushed.rpartition("/")[2]
 
     hub = sources.hub
     kept = hub.repos[QUICKSTART_REPO]

@@ -46,3 +46,10 @@ def push_engine_image(crane: Path, registry: str, work: Path, *, epoch: int) -> 
         return reference
     _crane(crane, "push", "--insecure", str(layout), reference)
     return reference
+
+
+def push_engine_image_for_nodes(crane: Path, registry: str, work: Path, *, epoch: int) -> str:
+    """push_engine_image, named as a real node pulls it: as a release image is, through the
+    node's ghcr.io mirror of `registry` (node_images.py)."""
+    pushed = push_engine_image(crane, registry, work, epoch=epoch)
+    return "ghcr.io/modelfleet/" + pushed.rpartition("/")[2]

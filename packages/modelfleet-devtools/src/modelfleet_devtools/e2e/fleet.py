@@ -69,6 +69,15 @@ def apply_fleet(
     return objects
 
 
+def start_without(plane: RealControlPlane, objects: list[Json], cluster: str) -> None:
+    """Before a module applies `objects` on real nodes: delete what an earlier module left of
+    them, and the stand-in workload cluster `cluster`, if one is left."""
+    if any(plane.client.get(xr_path(o)) for o in objects if o["kind"] != "Secret"):
+        delete_fleet(plane, objects)
+        wait_for_nothing_left(plane)
+    plane.clusters.discard(cluster)
+
+
 def xr_path(obj: Json) -> str:
     meta = obj["metadata"]
     return resource_path(GROUP_VERSION, PLURALS[obj["kind"]], meta.get("namespace"), meta["name"])
