@@ -1,6 +1,6 @@
 """The package-runtime plane's pieces that need no node: the registry offered on the node's
-loopback (containerd's hosts.toml, the forwarder process) and provider-kubernetes' runtime
-image layer.
+loopback (containerd's hosts.toml, the forwarder process), provider-kubernetes' runtime
+image layer, and how the faults' fleet judges what was lost and how a pod stopped.
 
 The plane itself runs in tests/e2e/test_packages_real.py.
 """
@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from modelfleet_devtools.e2e.packaged import node_hosts_toml
+from modelfleet_devtools.e2e.packaged_fleet import lost, stopped
 from modelfleet_devtools.e2e.processes import free_port, wait_for
 from modelfleet_devtools.e2e.provider_package import ENTRYPOINT, binary_layer
 
@@ -80,3 +81,39 @@ def test_the_forwarder_process_carries_bytes_both_ways() -> None:
         process.terminate()
         process.wait(10)
         upstream.close()
+
+
+def test_a_composed_resource_deleted_or_remade_counts_as_lost() -> None:
+    before = {"Object/a": "uid-1", "Namespace/ns": "uid-2", "roles/ns/r": "uid-3"}
+    now = {"Object/a": "uid-1", "Namespace/ns": "uid-9", "Object/new": "uid-4"}
+    assert lost(before, now) == ["Namespace/ns", "roles/ns/r"]
+    assert lost(before, {**before, "Object/new": "uid-4"}) == []
+
+
+def pod_state(uid: str, deletion: str | None, terminated: dict[str, object] | None) -> dict:
+    meta: dict[str, object] = {"uid": uid}
+    if deletion:
+        meta |= {"deletionTimestamp": deletion, "deletionGracePeriodSeconds": 30}
+    state = {"terminated": terminated} if terminated else {"running": {}}
+    return {"metadata": meta, "status": {"containerStatuses": [
+        {"name": "package-runtime", "state": state}]}}  # fmt: skip
+
+
+def test_a_pod_that_stops_on_sigterm_exits_0_seconds_after_its_deletion() -> None:
+    # kube-apiserver sets deletionTimestamp to when the grace period ends: asked at 10:00:00.
+    clean = {"exitCode": 0, "reason": "Completed", "finishedAt": "2026-12-02T10:00:02Z"}
+    states = [
+        pod_state("old", None, None),
+        pod_state("old", "2026-12-02T10:00:30Z", None),
+        pod_state("old", "2026-12-02T10:00:30Z", clean),
+        pod_state("other", "2026-12-02T10:00:31Z", None),
+    ]
+    assert stopped(states, "old") == (clean, 2.0)
+
+
+def test_a_pod_that_ignores_sigterm_is_killed_at_the_end_of_its_grace_period() -> None:
+    killed = {"exitCode": 137, "reason": "Error", "finishedAt": "2026-12-02T10:00:30Z"}
+    states = [pod_state("old", "2026-12-02T10:00:30Z", None),
+              pod_state("old", "2026-12-02T10:00:30Z", killed)]  # fmt: skip
+    assert stopped(states, "old") == (killed, 30.0)
+    assert stopped(states[:1], "old") == ({}, -1.0)  # gone before its exit was reported
