@@ -90,15 +90,14 @@ def ready_cache() -> dict[str, Any]:
     }
 
 
-def composed_pods(xr: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The serving pod templates compose-model-replica gives `xr`: `single`, or `leader` and
-    `worker` of a LeaderWorkerSet."""
+def composed_gang_pods(xr: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The `leader` and `worker` pod templates of the LeaderWorkerSet compose-model-replica
+    gives the multi-node `xr`."""
     cluster = inference_cluster("cpu-dev", node_pools=[CPU_POOL])
     required = {CLUSTER: [cluster], CACHE: [ready_cache()]}
     response = RUNNER.run(run_function_request(xr, required=required))
     manifest = desired_resources(response)[WORKLOAD]["spec"]["forProvider"]["manifest"]
-    if manifest["kind"] == "Deployment":
-        return {"single": manifest["spec"]["template"]}
+    assert manifest["kind"] == "LeaderWorkerSet", manifest["kind"]
     templates = manifest["spec"]["leaderWorkerTemplate"]
     return {"leader": templates["leaderTemplate"], "worker": templates["workerTemplate"]}
 
@@ -204,7 +203,7 @@ def test_a_two_node_gang_answers_through_its_leader_and_worker_command_lines(
 ):
     port = free_port()
     # The launcher's rendezvous port: a free one, where a cluster gets vLLM's default.
-    pods = composed_pods(model_replica(2, port, [f"--master-port={free_port()}"]))
+    pods = composed_gang_pods(model_replica(2, port, [f"--master-port={free_port()}"]))
     started = []
     for index, role in enumerate(("leader", "worker")):
         (container,) = pods[role]["spec"]["containers"]
