@@ -26,6 +26,8 @@ RECHECK_SHARE = 10
 # routine work once per round (docs/benchmarks.md). Only while Crossplane delivers its events:
 # with its circuit breaker open it keeps the default (edge/outcome.py).
 RECHECK_SETTLED = timedelta(minutes=60)
+# The condition Crossplane (>= v2.3) sets on every XR from its watch circuit breaker.
+RESPONSIVE = "Responsive"
 # Crossplane's --circuit-breaker-cooldown (default 5m): how long an XR's watch circuit breaker
 # stays open. Past it, the next event is let through and closes the breaker, yet the XR's
 # Responsive condition reads False until an event runs it again, at rest possibly never.
