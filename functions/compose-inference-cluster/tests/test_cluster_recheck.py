@@ -38,9 +38,10 @@ def responsive_condition(responsive: dict[str, str] | timedelta) -> dict[str, st
         (None, None, timedelta(minutes=60)),
         (None, CIRCUIT_CLOSED, timedelta(minutes=60)),
         # Crossplane's circuit breaker for it is open: the events that would run it again (a
-        # spec edit among them) are dropped, so it keeps the default minute.
-        (None, CIRCUIT_OPEN, timedelta(minutes=1)),
-        (None, timedelta(minutes=2), timedelta(minutes=1)),
+        # spec edit, its Namespace Object failing) are dropped, so it looks once per
+        # connection.checkInterval (20 s): a lost cluster shows within the same bound.
+        (None, CIRCUIT_OPEN, timedelta(seconds=20)),
+        (None, timedelta(minutes=2), timedelta(seconds=20)),
         # Opened at its birth, over 5 minutes ago: Crossplane lets the next event through and
         # closes the breaker, but leaves Responsive False until an event runs it, which at
         # rest may never come; polling it every minute meanwhile would cost a fleet at rest.

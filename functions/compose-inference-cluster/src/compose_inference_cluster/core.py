@@ -9,10 +9,11 @@ Programmed. Consumers (cache, scheduler, replica) act on the status, so reportin
 reality would send them to a cluster that cannot take work yet.
 """
 
+from datetime import datetime
 from typing import Any
 
 from modelfleet_contracts.clusters import RWX
-from modelfleet_contracts.conditions import Status
+from modelfleet_contracts.conditions import Status, previous_condition
 from modelfleet_contracts.fields import mapping_at
 from modelfleet_contracts.hydration import HYDRATOR_SERVICE_ACCOUNT
 from modelfleet_contracts.models.inferencecluster import (
@@ -23,11 +24,13 @@ from modelfleet_contracts.models.inferencecluster import (
 from modelfleet_contracts.observed import ObservedObject
 from modelfleet_contracts.outcome import Outcome
 from modelfleet_contracts.provider_errors import provider_config_absent, remote_absent
+from modelfleet_contracts.recheck import RESPONSIVE, breaker_holds_events
 from modelfleet_contracts.spec import InvalidSpec, filled, parse_spec
 
 from compose_inference_cluster import manifests as m
 from compose_inference_cluster.gateway import GATEWAY, gateway_object, gateway_status
 from compose_inference_cluster.hydrator_access import HYDRATOR_ACCESS, hydrator_access_objects
+from compose_inference_cluster.reconnect import RETRY_ANNOTATION, retry_mark, retry_pace
 
 PROVIDER_CONFIG = "provider-config"
 HELM_PROVIDER_CONFIG = "helm-provider-config"
@@ -37,6 +40,8 @@ LWS = "leaderworkerset"
 
 # Connected False while what the function composed comes up (a Normal event, see status.py).
 CONNECTING = "Connecting"
+# Connected False on the provider's error: the cluster cannot be reached, or refuses.
+UNAVAILABLE = "Unavailable"
 
 
 def spec_problem(spec: InferenceClusterSpec) -> str | None:
@@ -73,9 +78,11 @@ def compose_cluster(
     xr: dict[str, Any],
     observed: dict[str, ObservedObject],
     named_provider_config: list[dict[str, Any]] | None,
+    now: datetime,
 ) -> Outcome:
     """`named_provider_config`: the ClusterProviderConfig named by
-    connection.providerConfigName as Crossplane resolved it (None: not resolved yet)."""
+    connection.providerConfigName as Crossplane resolved it (None: not resolved yet). `now`
+    paces the retries of a cluster that cannot be reached (reconnect.py)."""
     spec = parse_spec(InferenceClusterSpec, mapping_at(xr, "spec"), spec_problem)
     if isinstance(spec, InvalidSpec):
         return Outcome.held(Status.false("Connected", "InvalidSpec", spec.message))
@@ -98,11 +105,23 @@ def compose_cluster(
             return Outcome.resolving(xr, "Connected", f"ClusterProviderConfig {pc_name}")
         pc_exists = bool(named_provider_config)
 
-    out.desired[NAMESPACE] = m.namespace_object(
-        name, pc_name, namespace, filled(connection.checkInterval)
-    )
     ns_obj = observed.get(NAMESPACE)
     connected = pc_exists and ns_obj is not None and ns_obj.ready
+    connected_cond = _connected(spec, pc_name, pc_exists, namespace, ns_obj)
+    out.conditions.append(connected_cond)
+    check_interval = filled(connection.checkInterval)
+    namespace_obj = m.namespace_object(name, pc_name, namespace, check_interval)
+    if connected_cond.reason == UNAVAILABLE:
+        # The provider retries a failing Object only as its error backoff allows (up to a
+        # minute): ask it again once per check interval instead (reconnect.py).
+        out.recheck_in = retry_pace(check_interval)
+        namespace_obj["metadata"]["annotations"][RETRY_ANNOTATION] = retry_mark(out.recheck_in, now)
+    elif breaker_holds_events(previous_condition(xr, RESPONSIVE), now):
+        # Crossplane drops the XR's events while its circuit breaker is open (minutes after a
+        # burst, such as its creation), the Namespace Object failing among them: look at it
+        # once per check rather than at the minute, so a loss shows within the same bound.
+        out.recheck_in = retry_pace(check_interval)
+    out.desired[NAMESPACE] = namespace_obj
     status: dict[str, Any] = {
         "nodePools": [
             p.model_dump(mode="json", exclude_none=True, warnings=False)
@@ -113,7 +132,6 @@ def compose_cluster(
         status["providerConfigName"] = pc_name
     if connected:
         status["workloadNamespace"] = namespace
-    out.conditions.append(_connected(spec, pc_name, pc_exists, namespace, ns_obj))
     out.desired.update(hydrator_access_objects(name, pc_name, namespace))
     hydrator_ready = connected and all(
         (obj := observed.get(key)) is not None and obj.ready for key in HYDRATOR_ACCESS
@@ -185,7 +203,7 @@ def _connected(
         # provider-kubernetes leaves the Object Ready as last observed when it cannot reach
         # the cluster (only Synced turns False): its error is what says the connection is lost.
         seen = " (last seen Active)" if ns_obj is not None and ns_obj.ready else ""
-        return Status.false("Connected", "Unavailable", f"{where}{seen}: {failing}")
+        return Status.false("Connected", UNAVAILABLE, f"{where}{seen}: {failing}")
     stale = ns_obj.failure_message if ns_obj is not None else ""
     waiting = f"{where}: waiting for it to become Active"
     if stale:

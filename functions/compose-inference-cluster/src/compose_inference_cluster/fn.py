@@ -1,5 +1,7 @@
 """The gRPC edge of compose-inference-cluster."""
 
+from datetime import UTC, datetime
+
 from crossplane.function import request, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.api import OBJECT_API_VERSION, PROVIDER_CONFIG_KIND
@@ -26,5 +28,5 @@ def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) ->
         if NAMED_PROVIDER_CONFIG in req.required_resources:
             resolved = request.get_required_resources(req, NAMED_PROVIDER_CONFIG)
     observed = {name: read_observed(r.resource) for name, r in req.observed.resources.items()}
-    outcome = compose_cluster(xr, observed, resolved)
+    outcome = compose_cluster(xr, observed, resolved, datetime.now(UTC))
     apply_outcome(req, rsp, xr, outcome, progress_reasons=PROGRESS_REASONS)

@@ -2,6 +2,7 @@
 `edge.outcome.apply_outcome` writes it into the response the same way everywhere."""
 
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 from modelfleet_contracts.conditions import Status, previous_condition
@@ -26,6 +27,8 @@ class Outcome:
     resource), or on watched changes too many to all come through (a mass download, whose
     events Crossplane's circuit breaker drops); ask to be run again sooner than the default
     TTL (recheck.py).
+    `recheck_in`: ask to be run again after this long, a pace the function keeps itself
+    (a lost cluster's retries); with `recheck_soon` too, the sooner of the two.
     `settled`: the XR is Ready and waits on nothing: every change it acts on is a change of
     a composed resource, which Crossplane watches and answers at once, so it asks to be run
     again only rarely (`recheck.RECHECK_SETTLED`).
@@ -45,6 +48,7 @@ class Outcome:
     ready: bool = False
     keep_everything: bool = False
     recheck_soon: bool = False
+    recheck_in: timedelta | None = None
     settled: bool = False
     happenings: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)

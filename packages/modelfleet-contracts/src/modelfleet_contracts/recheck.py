@@ -24,8 +24,11 @@ RECHECK_SHARE = 10
 # ClusterProviderConfig deleted). The same round as provider-kubernetes' poll in the
 # recommended configuration (docs/install/provider-kubernetes.yaml): a fleet at rest does its
 # routine work once per round (docs/benchmarks.md). Only while Crossplane delivers its events:
-# with its circuit breaker open it keeps the default (edge/outcome.py).
+# with its circuit breaker open it keeps the default (edge/outcome.py), or less if its core
+# asks (`Outcome.recheck_in`: an InferenceCluster looks once per connection.checkInterval).
 RECHECK_SETTLED = timedelta(minutes=60)
+# The condition Crossplane (>= v2.3) sets on every XR from its watch circuit breaker.
+RESPONSIVE = "Responsive"
 # Crossplane's --circuit-breaker-cooldown (default 5m): how long an XR's watch circuit breaker
 # stays open. Past it, the next event is let through and closes the breaker, yet the XR's
 # Responsive condition reads False until an event runs it again, at rest possibly never.

@@ -17,13 +17,11 @@ from modelfleet_contracts.outcome import RESOLVING, Outcome
 from modelfleet_contracts.recheck import (
     RECHECK_FIRST,
     RECHECK_SETTLED,
+    RESPONSIVE,
     breaker_holds_events,
     recheck_after,
 )
 from modelfleet_contracts.stamps import Stamp
-
-# The condition Crossplane (>= v2.3) sets on every XR from its watch circuit breaker.
-RESPONSIVE = "Responsive"
 
 
 def events_delivered(observed_xr: dict[str, Any], now: datetime) -> bool:
@@ -72,13 +70,15 @@ def apply_outcome(
     for text in outcome.warnings:
         response.warning(rsp, text)
     set_composite_ready(rsp, outcome.ready and not outcome.keep_everything)
-    if outcome.recheck_soon:
-        # A condition this response changes starts a new wait: its age is zero.
-        changed = any(is_transition(observed_xr, c) for c in outcome.conditions)
-        conditions = (observed_xr.get("status") or {}).get("conditions") or []
-        ttl = RECHECK_FIRST if changed else recheck_after(conditions, datetime.now(UTC))
+    if outcome.recheck_soon or outcome.recheck_in is not None:
+        paces = [outcome.recheck_in] if outcome.recheck_in is not None else []
+        if outcome.recheck_soon:
+            # A condition this response changes starts a new wait: its age is zero.
+            changed = any(is_transition(observed_xr, c) for c in outcome.conditions)
+            conditions = (observed_xr.get("status") or {}).get("conditions") or []
+            paces.append(RECHECK_FIRST if changed else recheck_after(conditions, datetime.now(UTC)))
         read_the_clock()
-        rsp.meta.ttl.FromTimedelta(ttl)
+        rsp.meta.ttl.FromTimedelta(min(paces))
     elif (
         outcome.settled
         and outcome.ready

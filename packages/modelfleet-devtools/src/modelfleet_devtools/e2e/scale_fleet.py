@@ -109,9 +109,10 @@ def wait_until_at_rest(plane: RealControlPlane, n: int) -> None:
 
     Crossplane v2.3.4 opens it on every new InferenceCluster (the events its composed
     Objects make as they are created, each counted several times: benchmarks.md, "Open"),
-    and while it holds the cluster's events the cluster is rechecked every minute instead of
-    every 10 (edge/outcome.events_delivered): the cost of registering, not of a fleet at
-    rest. Past AT_REST_LIMIT it says so and goes on."""
+    and while it holds the cluster's events the cluster is rechecked once per
+    connection.checkInterval (20 s) instead of once an hour (compose-inference-cluster's core,
+    edge/outcome.events_delivered): the cost of registering, not of a fleet at rest. Past
+    AT_REST_LIMIT it says so and goes on."""
 
     def at_rest() -> bool:
         plane.check_alive()
