@@ -126,3 +126,18 @@ def test_an_object_whose_bytes_differ_from_its_etag_fails_by_name_and_is_fetched
     assert run(tmp_path) == 0
     assert s3.fetched == ["qwen/sub/tokenizer.json"], "only the bad object is fetched again"
     assert staged_files(tmp_path / FINGERPRINT)["sub/tokenizer.json"] == b'{"v": 1}'
+
+
+def test_a_killed_attempts_boto3_temporary_file_is_removed_as_a_partial_file(s3, tmp_path, capsys):
+    """boto3 writes `<file>.part` through `<file>.part.<8 random hex digits>` and never reuses
+    the name: a killed attempt's is deleted before the download, named for what it is."""
+    staging = tmp_path / f".staging-{FINGERPRINT}"
+    leftover = staging / "sub" / "tokenizer.json.part.a1B2c3D4"
+    leftover.parent.mkdir(parents=True)
+    leftover.write_bytes(b'{"v"')
+    assert run(tmp_path) == 0
+    out = capsys.readouterr().out
+    assert "removing partial file of an interrupted attempt: tokenizer.json.part.a1B2c3D4" in out
+    assert "not in the commit being staged" not in out
+    assert not leftover.exists()
+    assert "sub/tokenizer.json.part.a1B2c3D4" not in staged_files(tmp_path / FINGERPRINT)

@@ -30,13 +30,14 @@ from typing import IO, Any
 from modelfleet_hydrator import job_report
 from modelfleet_hydrator.blob_stream import PIECE, BlobStream
 from modelfleet_hydrator.integrity import IDENTITY, Expected, file_identity
+from modelfleet_hydrator.partials import OCI_PART
 from modelfleet_hydrator.registry import Reference, Registry
 
 RECORD = ".modelfleet-layers"  # in the staging directory: the layers that passed, and files
 # Our bookkeeping beside the model's files (the marker, the revision, this record) is named
 # so; an image's file named so at the top of the model path is not staged over it.
 RESERVED_PREFIX = ".modelfleet-"
-PARTIAL = ".modelfleet-partial"  # the suffix of a file being written
+PARTIAL = OCI_PART  # the suffix of a file being written
 WHITEOUT = ".wh."
 OPAQUE = ".wh..wh..opq"
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from modelfleet_contracts.hydration import HF_TOKEN_ENV
 
 from modelfleet_hydrator.integrity import Expected, s3_expected
+from modelfleet_hydrator.partials import S3_PART, s3_partials
 
 
 def safe_join(root: Path, relative: str) -> Path:
@@ -107,7 +108,7 @@ def download_s3(
     def fetch(key: str, want: Expected) -> None:
         target = safe_join(into, want.path)
         target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_name(target.name + ".part")
+        partial = target.with_name(target.name + S3_PART)
         client.download_file(bucket, key, str(partial))
         partial.replace(target)
         log(f"fetched {want.path} ({want.size} bytes)")
@@ -117,6 +118,9 @@ def download_s3(
         target = safe_join(into, want.path)
         if not (target.exists() and target.stat().st_size == want.size):
             missing.append((key, want))  # else fetched by an earlier attempt (verified below)
+            for leftover in s3_partials(target):  # boto3 never reuses a temporary name
+                log(f"removing partial file of an interrupted attempt: {leftover.name}")
+                leftover.unlink(missing_ok=True)
     with ThreadPoolExecutor(max_workers=S3_PARALLEL_OBJECTS) as pool:
         futures = [pool.submit(fetch, key, want) for key, want in missing]
         try:
