@@ -1,6 +1,7 @@
-"""The hydrator's S3 path with an in-memory bucket standing in for boto3's client (real boto3
-against the loopback S3 is test_hydrate_s3_killed.py): files land under the fingerprint, a
-re-run fetches nothing, an interrupted run resumes, a corrupted object is caught by its ETag."""
+"""The hydrator's S3 path with an in-memory bucket standing in for boto3's client and transfer
+manager (real boto3 against the loopback S3 is test_hydrate_s3_killed.py): files land under
+the fingerprint, a re-run fetches nothing, an interrupted run resumes, a corrupted object is
+caught by its ETag."""
 
 import hashlib
 import sys
@@ -8,7 +9,7 @@ import types
 from pathlib import Path
 
 import pytest
-from modelfleet_hydrator import hydrate
+from modelfleet_hydrator import hydrate, s3_download
 
 FINGERPRINT = "0123456789ab"
 BUCKET = {
@@ -46,23 +47,71 @@ class FakeS3:
 
         return Paginator()
 
-    def download_file(self, bucket: str, key: str, filename: str) -> None:
+    def send(self, key: str, sink) -> None:
+        """An object's bytes into the hydrator's sink, as boto3's transfer manager writes."""
         if key == self.fail_on:
             self.fail_on = None
-            Path(filename).write_bytes(BUCKET[key][:10])  # a partial write, then the pod dies
+            sink.write(BUCKET[key][:10])  # a partial write, then the connection drops
             raise ConnectionError("connection reset")
         self.fetched.append(key)
         data = BUCKET[key]
         if key in self.corrupt:
             self.corrupt.discard(key)
             data = data.upper()  # same size, other bytes
-        Path(filename).write_bytes(data)
+        sink.write(data[:3])
+        sink.write(data[3:])
+
+
+class Transfer:
+    """What the hydrator is told of one object's transfer (a TransferFuture's surface)."""
+
+    def __init__(self) -> None:
+        self.meta = types.SimpleNamespace(
+            provide_transfer_size=lambda size: None, provide_object_etag=lambda etag: None
+        )
+        self.error: Exception | None = None
+
+    def result(self) -> None:
+        if self.error:
+            raise self.error
+
+
+class TransferManager:
+    """boto3's transfer manager as the hydrator uses it, over the in-memory bucket."""
+
+    def __init__(self, s3: FakeS3) -> None:
+        self.s3 = s3
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    def download(self, bucket: str, key: str, fileobj, subscribers) -> None:
+        assert bucket == "models"
+        transfer = Transfer()
+        for subscriber in subscribers:
+            subscriber.on_queued(transfer)
+        try:
+            self.s3.send(key, fileobj)
+        except ConnectionError as exc:
+            transfer.error = exc
+        for subscriber in subscribers:
+            subscriber.on_done(transfer)
 
 
 @pytest.fixture
 def s3(monkeypatch):
     client = FakeS3()
-    monkeypatch.setitem(sys.modules, "boto3", types.SimpleNamespace(client=lambda _: client))
+    monkeypatch.setattr(s3_download, "client", lambda **_: client)
+    transfer = types.SimpleNamespace(
+        TransferConfig=lambda **_: types.SimpleNamespace(),
+        create_transfer_manager=lambda s3, config: TransferManager(s3),
+    )
+    monkeypatch.setitem(sys.modules, "boto3.s3.transfer", transfer)
+    subscribers = types.SimpleNamespace(BaseSubscriber=object)
+    monkeypatch.setitem(sys.modules, "s3transfer.subscribers", subscribers)
     return client
 
 

@@ -242,7 +242,7 @@ def fetch(
         )
     if args.source == "S3":
         objects = sources.s3_listing(args)
-        commit, expected = "", [want for _, want in objects]
+        commit, expected = "", [obj.want for obj in objects]
     else:
         commit, expected = sources.huggingface_listing(
             args, pin or staged_revision(staging) or args.revision
@@ -258,14 +258,15 @@ def fetch(
     hasher = StreamHasher(staging, staging / HF_BOOKKEEPING, expected if commit else [])
     watcher.start()
     hasher.start()
+    streamed: dict[str, dict[str, str]] = {}
     try:
         if args.source == "S3":
-            sources.download_s3(args, objects, staging, log)
+            streamed = sources.download_s3(args, objects, staging, log)
         else:
             sources.download_huggingface(args, commit, staging)
     finally:
         watcher.stop()
-        streamed = hasher.finish()
+        streamed.update(hasher.finish())
     return commit, expected, streamed, sum(e.size for e in expected)
 
 
