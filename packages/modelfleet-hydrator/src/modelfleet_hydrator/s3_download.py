@@ -1,7 +1,9 @@
 """Fetching S3 objects into a staging directory: every object queued at once on one boto3
 transfer manager (one pool of ranged GETs shared by all objects), each object written through
-`<file>.part` and renamed to its name once whole, then hashed in a thread of its own while
-the others still download, so verifying (integrity.verify) reads nothing again.
+`<file>.part` in order (the manager holds a part received early until those before it are
+written) and renamed to its name once whole; its MD5 is computed from the same bytes as they
+are written, by a thread beside the writing one, so verifying (integrity.verify) reads
+nothing again.
 
 The knobs (chunk size, concurrency, checksum mode) were chosen by measuring: docs/modelcache.md,
 "S3 transfer settings". Each object's size and ETag come from the listing: no HEAD request per
@@ -9,6 +11,7 @@ object, and every ranged GET carries `If-Match` with the listed ETag, so an obje
 mid-download fails the attempt instead of mixing two versions.
 """
 
+import functools
 import hashlib
 import os
 import threading
@@ -17,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from modelfleet_hydrator.hash_thread import HashThread
 from modelfleet_hydrator.integrity import IDENTITY, Expected, file_identity
 from modelfleet_hydrator.partials import S3_PART
 
@@ -25,7 +29,7 @@ MIB = 1024 * 1024
 # at once across all objects.
 CHUNK_BYTES = 8 * MIB
 CONCURRENCY = 10
-IN_ORDER_WINDOW = CONCURRENCY  # parts of one object in flight or held at most
+IN_ORDER_WINDOW = 20  # parts of one object in flight or held at most
 # botocore's default. "when_required" hangs s3transfer's download into a stream (its first
 # ranged GET never hands the rest on; s3transfer 0.19); no HEAD is made either way, the size
 # and ETag being given. Every object is checked against its size and (single-part) MD5 ETag
@@ -42,15 +46,16 @@ class S3Object:
     want: Expected
 
 
-def client(*, concurrency: int = CONCURRENCY, checksum: str = CHECKSUM_VALIDATION) -> Any:
-    """An S3 client with a connection per concurrent request (boto3's clients are shared
-    between threads)."""
+@functools.cache
+def client() -> Any:
+    """The S3 client, one per process for the listing and the downloads, with a connection per
+    concurrent request (boto3's clients may be shared between threads)."""
     import boto3
     from botocore.config import Config
 
     config = Config(
-        max_pool_connections=concurrency,
-        response_checksum_validation=checksum,
+        max_pool_connections=CONCURRENCY,
+        response_checksum_validation=CHECKSUM_VALIDATION,
         request_checksum_calculation="when_required",
     )
     return boto3.client("s3", config=config)
@@ -61,8 +66,8 @@ class _Sink:
     a ranged GET's bytes in sequence before writing them to an object that cannot seek):
     its partial file, and the hash its ETag names, so it is never read again."""
 
-    def __init__(self, partial: Path, want: Expected) -> None:
-        self.partial, self.want = partial, want
+    def __init__(self, partial: Path, want: Expected, hashing: HashThread) -> None:
+        self.partial, self.want, self.hashing = partial, want, hashing
         self.file: BinaryIO | None = None  # opened at the first byte: not 1000 at once
         self.md5 = hashlib.md5(usedforsecurity=False) if want.md5 else None
 
@@ -70,7 +75,7 @@ class _Sink:
         if self.file is None:
             self.file = self.partial.open("wb")
         if self.md5:
-            self.md5.update(data)
+            self.hashing.hand(self.md5, data)
         return self.file.write(data)
 
     def close(self, target: Path) -> dict[str, str]:
@@ -81,6 +86,8 @@ class _Sink:
             self.file.flush()
             identity = file_identity(os.fstat(self.file.fileno()))
         self.partial.replace(target)
+        if self.md5:
+            self.hashing.drain()
         return {"md5": self.md5.hexdigest(), IDENTITY: identity} if self.md5 else {}
 
     def discard(self) -> None:
@@ -119,9 +126,6 @@ def download(
     bucket: str,
     objects: list[tuple[S3Object, Path]],
     log: Callable[[str], None],
-    *,
-    chunk_bytes: int = CHUNK_BYTES,
-    concurrency: int = CONCURRENCY,
 ) -> dict[str, dict[str, str]]:
     """Fetch each object to its target path; the digests of those fetched, hashed once each
     was whole. The first failure is raised once every transfer has ended (those finished are
@@ -129,7 +133,8 @@ def download(
     from boto3.s3.transfer import TransferConfig, create_transfer_manager
     from s3transfer.subscribers import BaseSubscriber
 
-    staged = _Staged(log)
+    staged, hashing = _Staged(log), HashThread()
+    hashing.start()
 
     class Subscriber(BaseSubscriber):  # type: ignore[misc]
         def __init__(self, obj: S3Object, sink: _Sink, target: Path) -> None:
@@ -144,9 +149,9 @@ def download(
             staged.done(future, self.sink, self.target)
 
     config = TransferConfig(
-        multipart_threshold=chunk_bytes,
-        multipart_chunksize=chunk_bytes,
-        max_concurrency=concurrency,
+        multipart_threshold=CHUNK_BYTES,
+        multipart_chunksize=CHUNK_BYTES,
+        max_concurrency=CONCURRENCY,
     )
     # Parts of one object received ahead of the one it waits for are held in memory until it
     # comes: at most this many per object, so memory stays bounded whatever the object size.
@@ -154,7 +159,7 @@ def download(
     with create_transfer_manager(s3, config) as manager:
         for obj, target in objects:
             target.parent.mkdir(parents=True, exist_ok=True)
-            sink = _Sink(target.with_name(target.name + S3_PART), obj.want)
+            sink = _Sink(target.with_name(target.name + S3_PART), obj.want, hashing)
             manager.download(bucket, obj.key, sink, subscribers=[Subscriber(obj, sink, target)])
     if staged.failure:
         raise staged.failure
