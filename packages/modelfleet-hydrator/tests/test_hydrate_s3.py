@@ -1,6 +1,7 @@
-"""The hydrator's S3 path with an in-memory bucket standing in for boto3's client (real boto3
-against the loopback S3 is test_hydrate_s3_killed.py): files land under the fingerprint, a
-re-run fetches nothing, an interrupted run resumes, a corrupted object is caught by its ETag."""
+"""The hydrator's S3 path with an in-memory bucket standing in for boto3's client and transfer
+manager (real boto3 against the loopback S3 is test_hydrate_s3_killed.py): files land under
+the fingerprint, a re-run fetches nothing, an interrupted run resumes, a corrupted object is
+caught by its ETag."""
 
 import hashlib
 import sys
@@ -8,7 +9,7 @@ import types
 from pathlib import Path
 
 import pytest
-from modelfleet_hydrator import hydrate
+from modelfleet_hydrator import hydrate, s3_download
 
 FINGERPRINT = "0123456789ab"
 BUCKET = {
@@ -46,23 +47,71 @@ class FakeS3:
 
         return Paginator()
 
-    def download_file(self, bucket: str, key: str, filename: str) -> None:
+    def send(self, key: str, sink) -> None:
+        """An object's bytes into the hydrator's sink, as boto3's transfer manager writes."""
         if key == self.fail_on:
             self.fail_on = None
-            Path(filename).write_bytes(BUCKET[key][:10])  # a partial write, then the pod dies
+            sink.write(BUCKET[key][:10])  # a partial write, then the connection drops
             raise ConnectionError("connection reset")
         self.fetched.append(key)
         data = BUCKET[key]
         if key in self.corrupt:
             self.corrupt.discard(key)
             data = data.upper()  # same size, other bytes
-        Path(filename).write_bytes(data)
+        sink.write(data[:3])
+        sink.write(data[3:])
+
+
+class Transfer:
+    """What the hydrator is told of one object's transfer (a TransferFuture's surface)."""
+
+    def __init__(self) -> None:
+        self.meta = types.SimpleNamespace(
+            provide_transfer_size=lambda size: None, provide_object_etag=lambda etag: None
+        )
+        self.error: Exception | None = None
+
+    def result(self) -> None:
+        if self.error:
+            raise self.error
+
+
+class TransferManager:
+    """boto3's transfer manager as the hydrator uses it, over the in-memory bucket."""
+
+    def __init__(self, s3: FakeS3) -> None:
+        self.s3 = s3
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    def download(self, bucket: str, key: str, fileobj, subscribers) -> None:
+        assert bucket == "models"
+        transfer = Transfer()
+        for subscriber in subscribers:
+            subscriber.on_queued(transfer)
+        try:
+            self.s3.send(key, fileobj)
+        except ConnectionError as exc:
+            transfer.error = exc
+        for subscriber in subscribers:
+            subscriber.on_done(transfer)
 
 
 @pytest.fixture
 def s3(monkeypatch):
     client = FakeS3()
-    monkeypatch.setitem(sys.modules, "boto3", types.SimpleNamespace(client=lambda _: client))
+    monkeypatch.setattr(s3_download, "client", lambda **_: client)
+    transfer = types.SimpleNamespace(
+        TransferConfig=lambda **_: types.SimpleNamespace(),
+        create_transfer_manager=lambda s3, config: TransferManager(s3),
+    )
+    monkeypatch.setitem(sys.modules, "boto3.s3.transfer", transfer)
+    subscribers = types.SimpleNamespace(BaseSubscriber=object)
+    monkeypatch.setitem(sys.modules, "s3transfer.subscribers", subscribers)
     return client
 
 
@@ -126,3 +175,18 @@ def test_an_object_whose_bytes_differ_from_its_etag_fails_by_name_and_is_fetched
     assert run(tmp_path) == 0
     assert s3.fetched == ["qwen/sub/tokenizer.json"], "only the bad object is fetched again"
     assert staged_files(tmp_path / FINGERPRINT)["sub/tokenizer.json"] == b'{"v": 1}'
+
+
+def test_a_killed_attempts_boto3_temporary_file_is_removed_as_a_partial_file(s3, tmp_path, capsys):
+    """boto3 writes `<file>.part` through `<file>.part.<8 random hex digits>` and never reuses
+    the name: a killed attempt's is deleted before the download, named for what it is."""
+    staging = tmp_path / f".staging-{FINGERPRINT}"
+    leftover = staging / "sub" / "tokenizer.json.part.a1B2c3D4"
+    leftover.parent.mkdir(parents=True)
+    leftover.write_bytes(b'{"v"')
+    assert run(tmp_path) == 0
+    out = capsys.readouterr().out
+    assert "removing partial file of an interrupted attempt: tokenizer.json.part.a1B2c3D4" in out
+    assert "not in the commit being staged" not in out
+    assert not leftover.exists()
+    assert "sub/tokenizer.json.part.a1B2c3D4" not in staged_files(tmp_path / FINGERPRINT)

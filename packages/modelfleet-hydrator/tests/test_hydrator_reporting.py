@@ -189,6 +189,24 @@ def test_a_file_renamed_into_place_while_measured_is_counted_whole_not_dropped(
     assert (figures[BYTES_DONE], figures[FILES_DONE]) == ("12", "2")
 
 
+def test_an_s3_object_being_written_counts_through_boto3s_temporary_file(tmp_path):
+    """boto3's transfer manager writes the hydrator's `<file>.part` through
+    `<file>.part.<8 random hex digits>`: those bytes are progress too. A file of the model
+    whose name merely looks alike is not counted twice."""
+    staging = tmp_path / "staging"
+    (staging / "sub").mkdir(parents=True)
+    (staging / "sub" / "w.safetensors.part.9fA0b1C2").write_bytes(b"w" * 7)
+    (staging / "x.bin.part").write_bytes(b"x" * 3)  # renamed by boto3, not by us yet
+    (staging / "notes.part.12345678").write_bytes(b"n" * 5)  # a finished model file
+    expected = [
+        Expected("sub/w.safetensors", 10),
+        Expected("x.bin", 4),
+        Expected("notes.part.12345678", 5),
+    ]
+    figures = measure(staging, expected)
+    assert (figures[BYTES_DONE], figures[FILES_DONE]) == ("15", "1")
+
+
 def test_the_termination_message_carries_the_final_figures(tmp_path):
     log = tmp_path / "termination-log"
     job_report.termination_message({"bytes": 5}, log)

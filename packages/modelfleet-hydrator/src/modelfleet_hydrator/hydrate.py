@@ -47,6 +47,7 @@ from typing import Any
 from modelfleet_hydrator import job_report, sources
 from modelfleet_hydrator.integrity import Expected, StreamHasher, verify
 from modelfleet_hydrator.oci_layers import RECORD, fetch_image
+from modelfleet_hydrator.partials import is_partial, s3_partial_bytes
 
 MARKER = ".modelfleet-complete"
 STAGING_PREFIX = ".staging-"
@@ -116,8 +117,9 @@ def drop_unlisted(staging: Path, expected: list[Expected]) -> None:
     a copy holds exactly the files of one commit."""
     wanted = {staging / e.path for e in expected}
     for path in model_files(staging):
-        if path not in wanted and not path.name.endswith(".part"):
-            log(f"removing {path.relative_to(staging)}: not in the commit being staged")
+        if path not in wanted:
+            why = "a partial file" if is_partial(path.name) else "not in the commit being staged"
+            log(f"removing {path.relative_to(staging)}: {why}")
             path.unlink()
 
 
@@ -189,10 +191,10 @@ def finished_files(staging: Path, expected: list[Expected]) -> list[Expected]:
     return found
 
 
-def partial_bytes(staging: Path) -> int:
+def partial_bytes(staging: Path, unfinished: list[Expected]) -> int:
     """What the downloaders have written so far of the files not finished yet."""
-    done = 0
-    for partial in [*(staging / HF_BOOKKEEPING).rglob("*.incomplete"), *staging.rglob("*.part")]:
+    done = s3_partial_bytes(staging, [e.path for e in unfinished])
+    for partial in (staging / HF_BOOKKEEPING).rglob("*.incomplete"):
         with contextlib.suppress(OSError):
             done += partial.stat().st_size
     return done
@@ -209,7 +211,7 @@ def measure(staging: Path, expected: list[Expected]) -> dict[str, str]:
     total = sum(e.size for e in expected)
     finished = finished_files(staging, expected)
     for _ in range(len(expected) + 1):
-        partial = partial_bytes(staging)
+        partial = partial_bytes(staging, [e for e in expected if e not in finished])
         again = finished_files(staging, expected)
         if again == finished:
             break
@@ -240,7 +242,7 @@ def fetch(
         )
     if args.source == "S3":
         objects = sources.s3_listing(args)
-        commit, expected = "", [want for _, want in objects]
+        commit, expected = "", [obj.want for obj in objects]
     else:
         commit, expected = sources.huggingface_listing(
             args, pin or staged_revision(staging) or args.revision
@@ -256,14 +258,15 @@ def fetch(
     hasher = StreamHasher(staging, staging / HF_BOOKKEEPING, expected if commit else [])
     watcher.start()
     hasher.start()
+    streamed: dict[str, dict[str, str]] = {}
     try:
         if args.source == "S3":
-            sources.download_s3(args, objects, staging, log)
+            streamed = sources.download_s3(args, objects, staging, log)
         else:
             sources.download_huggingface(args, commit, staging)
     finally:
         watcher.stop()
-        streamed = hasher.finish()
+        streamed.update(hasher.finish())
     return commit, expected, streamed, sum(e.size for e in expected)
 
 

@@ -83,6 +83,19 @@ def _digests(path: Path, want: Expected) -> dict[str, str]:
     return {name: h.hexdigest() for name, h in hashers.items()}
 
 
+def streamed_digests(path: Path, want: Expected) -> dict[str, str]:
+    """The digests `want` names of the file at `path` just written, with which file they are
+    of (as `problem_with` takes them); empty when it cannot be read (verify reads it again)."""
+    hashers = _hashers(want)
+    try:
+        with path.open("rb") as f:
+            _feed(f, list(hashers.values()), want.size, bytearray(CHUNK))
+            identity = file_identity(os.fstat(f.fileno()))
+    except OSError:
+        return {}
+    return {**{name: h.hexdigest() for name, h in hashers.items()}, IDENTITY: identity}
+
+
 def problem_with(root: Path, want: Expected, streamed: dict[str, str] | None = None) -> str | None:
     """Why the file at root/want.path is not the published one (None: it is). `streamed`:
     digests computed while it downloaded; unless they match and the file is still the one

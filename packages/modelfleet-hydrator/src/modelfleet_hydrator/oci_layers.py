@@ -29,14 +29,16 @@ from typing import IO, Any
 
 from modelfleet_hydrator import job_report
 from modelfleet_hydrator.blob_stream import PIECE, BlobStream
+from modelfleet_hydrator.hash_thread import HashThread
 from modelfleet_hydrator.integrity import IDENTITY, Expected, file_identity
+from modelfleet_hydrator.partials import OCI_PART
 from modelfleet_hydrator.registry import Reference, Registry
 
 RECORD = ".modelfleet-layers"  # in the staging directory: the layers that passed, and files
 # Our bookkeeping beside the model's files (the marker, the revision, this record) is named
 # so; an image's file named so at the top of the model path is not staged over it.
 RESERVED_PREFIX = ".modelfleet-"
-PARTIAL = ".modelfleet-partial"  # the suffix of a file being written
+PARTIAL = OCI_PART  # the suffix of a file being written
 WHITEOUT = ".wh."
 OPAQUE = ".wh..wh..opq"
 
@@ -87,17 +89,19 @@ def selected(path: str, include: Sequence[str], exclude: Sequence[str]) -> bool:
     return (not include or matches(include)) and not matches(exclude)
 
 
-def _write(source: IO[bytes], target: Path) -> tuple[int, str]:
+def _write(source: IO[bytes], target: Path, hashing: HashThread) -> tuple[int, str]:
     """Copy `source` to `target` (through a partial file beside it, which hydrate.py's
-    `drop_unlisted` removes should an attempt die mid-file), returning its size and sha256."""
+    `drop_unlisted` removes should an attempt die mid-file), returning its size and sha256
+    (computed by `hashing` while the next pieces are written)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + PARTIAL)
     digest, size = hashlib.sha256(), 0
     with partial.open("wb") as out:
         while chunk := source.read(PIECE):
-            digest.update(chunk)
+            hashing.hand(digest, chunk)
             out.write(chunk)
             size += len(chunk)
+    hashing.drain()
     partial.replace(target)
     return size, digest.hexdigest()
 
@@ -141,7 +145,7 @@ class Layer:
 
     def _stage(self, relative: str, source: IO[bytes]) -> None:
         target = self.stager.safe_join(self.stager.staging, relative)
-        size, sha256 = _write(source, target)
+        size, sha256 = _write(source, target, self.stager.hashing)
         self.stager.files[relative] = [size, sha256, self.index]
         self.written[relative] = {"sha256": sha256, IDENTITY: file_identity(target.stat())}
 
@@ -201,6 +205,7 @@ class ImageStager:
         self.digests = [str(layer["digest"]) for layer in layers]
         self.progress = Progress(sum(int(layer["size"]) for layer in layers))
         self.files: Files = {}
+        self.hashing = HashThread()  # each staged file's sha256, beside its writing
 
     def resume(self) -> int:
         """Take over what earlier attempts staged of this image; how many layers need no
@@ -235,6 +240,8 @@ class ImageStager:
         reporter.send(self.progress.figures())
         watcher = job_report.Watcher(reporter, self.progress.figures, report_every)
         watcher.start()
+        if not self.hashing.is_alive():
+            self.hashing.start()
         streamed: dict[str, dict[str, str]] = {}
         try:
             for index in range(keep, len(self.layers)):

@@ -1,17 +1,20 @@
 """What a model's source publishes (the files of a commit or under a prefix, with their sizes
 and digests) and fetching them into a staging directory: the Hugging Face Hub through
-huggingface_hub, S3 through boto3 (each imported only when used). Part of the hydrator image.
+huggingface_hub, S3 through boto3 (s3_download.py; each imported only when used). Part of the
+hydrator image.
 """
 
 import argparse
 import os
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from modelfleet_contracts.hydration import HF_TOKEN_ENV
 
+from modelfleet_hydrator import s3_download
 from modelfleet_hydrator.integrity import Expected, s3_expected
+from modelfleet_hydrator.partials import s3_partials
+from modelfleet_hydrator.s3_download import S3Object
 
 
 def safe_join(root: Path, relative: str) -> Path:
@@ -67,61 +70,36 @@ def download_huggingface(args: argparse.Namespace, commit: str, into: Path) -> N
     )
 
 
-def s3_listing(args: argparse.Namespace) -> list[tuple[str, Expected]]:
-    """(key, what it should be) for every object under the URI's prefix."""
-    import boto3
-
+def s3_listing(args: argparse.Namespace) -> list[S3Object]:
+    """Every object under the URI's prefix: its key, ETag, and what its file should be."""
     bucket, _, prefix = args.uri[len("s3://") :].partition("/")
-    client = boto3.client("s3")
     found = []
-    for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+    pages = (
+        s3_download.client().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+    )
+    for page in pages:
         for item in page.get("Contents", []):
             relative = item["Key"][len(prefix) :].lstrip("/")
             if relative and not relative.endswith("/"):
-                found.append(
-                    (item["Key"], s3_expected(relative, item["Size"], item.get("ETag", "")))
-                )
+                etag = item.get("ETag", "")
+                found.append(S3Object(item["Key"], etag, s3_expected(relative, item["Size"], etag)))
     return found
 
 
-# Objects fetched at once. Each download_file splits an object of 8 MiB or more into ranged
-# GETs on up to 10 threads of its own (boto3's defaults), so the many small files of a model
-# no longer wait in line behind each other while the large ones still use the link fully.
-S3_PARALLEL_OBJECTS = 8
-
-
 def download_s3(
-    args: argparse.Namespace,
-    objects: list[tuple[str, Expected]],
-    into: Path,
-    log: Callable[[str], None],
-) -> None:
-    """Fetch every object not already in place at its size, several at once, each through a
-    partial file renamed into place once complete. The first failure fails the attempt once
-    the downloads under way have ended (those that finished are kept for the next one)."""
-    import boto3
-
+    args: argparse.Namespace, objects: list[S3Object], into: Path, log: Callable[[str], None]
+) -> dict[str, dict[str, str]]:
+    """Fetch every object not already in place at its size (s3_download.py); the digests of
+    those fetched. A killed attempt's partial files are removed first."""
     bucket = args.uri[len("s3://") :].partition("/")[0]
-    client = boto3.client("s3")  # boto3's clients may be shared between threads
-
-    def fetch(key: str, want: Expected) -> None:
-        target = safe_join(into, want.path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_name(target.name + ".part")
-        client.download_file(bucket, key, str(partial))
-        partial.replace(target)
-        log(f"fetched {want.path} ({want.size} bytes)")
-
     missing = []
-    for key, want in objects:
-        target = safe_join(into, want.path)
-        if not (target.exists() and target.stat().st_size == want.size):
-            missing.append((key, want))  # else fetched by an earlier attempt (verified below)
-    with ThreadPoolExecutor(max_workers=S3_PARALLEL_OBJECTS) as pool:
-        futures = [pool.submit(fetch, key, want) for key, want in missing]
-        try:
-            for future in as_completed(futures):
-                future.result()
-        finally:
-            for future in futures:
-                future.cancel()  # those not started: the attempt has failed
+    for obj in objects:
+        target = safe_join(into, obj.want.path)
+        if not (target.exists() and target.stat().st_size == obj.want.size):
+            missing.append((obj, target))  # else fetched by an earlier attempt (verified later)
+            for leftover in s3_partials(target):  # boto3 never reuses a temporary name
+                log(f"removing partial file of an interrupted attempt: {leftover.name}")
+                leftover.unlink(missing_ok=True)
+    if not missing:
+        return {}
+    return s3_download.download(s3_download.client(), bucket, missing, log)

@@ -1,10 +1,11 @@
 """A loopback stand-in for S3: just enough of its REST API for the hydrator's boto3 calls.
 
-What boto3 asks for when the hydrator stages a prefix (`list_objects_v2`, `download_file`):
+What boto3 asks for when the hydrator stages a prefix (`list_objects_v2`, then its transfer
+manager's downloads):
 - `GET /<bucket>?list-type=2&prefix=P[&continuation-token=T]`: the keys under the prefix, with
   size and ETag (the MD5 of a single-part object, which the hydrator verifies against);
-- `HEAD /<bucket>/<key>`, then `GET /<bucket>/<key>`, with `Range: bytes=A-B` for the parts of
-  a large object.
+- `GET /<bucket>/<key>`, with `Range: bytes=A-B` for the parts of a large object (the hydrator
+  gives the listed size and ETag, so it sends no `HEAD`; boto3's plain client does first).
 
 Requests are path-style (boto3 uses it for an endpoint that is an IP address). A bucket made
 with an access key answers 403 `AccessDenied` to a request not signed with that key, as a
