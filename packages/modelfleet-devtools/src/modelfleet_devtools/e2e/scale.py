@@ -8,12 +8,8 @@ Ready and at rest, watches the idle fleet's CPU by process for `--idle-minutes` 
 round of its routine work), then applies one ModelCache matching all N and measures, from
 `kubectl apply` to Ready: wall time, the CPU the control plane spent (kube-apiserver + etcd +
 Crossplane + provider) and the CPU the functions spent.
-Then it deletes the cache and measures until nothing of it is left on either side.
-
-The workload side is the one place a stand-in still plays the kubelet and the workload
-controllers (kubelet.py): no machine runs 1000 kubelets, and what the bench measures is the
-control plane's work, which reads only the status those controllers would write. Where pods
-must really run, the e2e suite starts real nodes (node.py). It prints
+Then it deletes the cache and measures until nothing of it is left on either side. A kubelet
+stand-in (kubelet.py) plays the workload side, as no machine runs 1000 kubelets. It prints
 one markdown table row per N; at `--changes-at` sizes, how soon changes on a cluster are seen
 on the fleet at rest (scale_changes.py). With `--side-by-side` the sizes' idle windows run at
 once, each plane in a network namespace of its own, and their stagings one after another
