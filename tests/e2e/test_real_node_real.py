@@ -19,7 +19,10 @@ Deployment replaces it), the kubelet restarted and containerd restarted (the pod
 
 The quickstart is changed only where this machine cannot hold it: the CPU engine image for
 vLLM's GPU one, one replica (two CPU engines would take half of the shared machine's memory),
-and a 1 GiB KV cache (`VLLM_CPU_KVCACHE_SPACE`, the CPU engine's default is 4).
+a 1 GiB KV cache (`VLLM_CPU_KVCACHE_SPACE`, the CPU engine's default is 4), and
+`--enforce-eager`: the engine runs the model without compiling it first (torch.compile's
+inductor C++ build of the graph is the largest part of a CPU engine's start,
+docs/engine-image.md).
 """
 
 from __future__ import annotations
@@ -71,6 +74,7 @@ Json = dict[str, Any]
 QUICKSTART = EXAMPLES_DIR / "quickstart"
 SERVED_NAME = "qwen3-0.6b"  # the quickstart's --served-model-name
 KV_CACHE_GIB = "1"
+EAGER = "--enforce-eager"  # no torch.compile at start: docs/engine-image.md, "Starting faster"
 # The hydration's first GET of the weights stops halfway until released, so that the scenario
 # can kill the hydration pod mid-download (tiny_model.py: the weights are about 1.5 MB).
 STALLED_FILE = "model.safetensors"
@@ -85,6 +89,7 @@ def run_on_this_machine(engine_image: str) -> Any:
             obj["spec"]["replicas"] = 1
             engine = obj["spec"]["engine"]
             engine["image"] = engine_image
+            engine["args"] = [*engine.get("args", []), EAGER]
             engine["env"] = [{"name": "VLLM_CPU_KVCACHE_SPACE", "value": KV_CACHE_GIB}]
 
     return edit
@@ -250,7 +255,9 @@ def test_the_serving_deployment_schedules_its_pod_on_the_node_mounting_the_claim
         if "persistentVolumeClaim" in v
     ]
     assert claims == [fleet.row()["claimName"]]
-    assert pod["spec"]["containers"][0]["image"].startswith("ghcr.io/modelfleet/vllm-cpu:")
+    (engine,) = pod["spec"]["containers"]
+    assert engine["image"].startswith("ghcr.io/modelfleet/vllm-cpu:")
+    assert EAGER in engine["args"], engine["args"]  # the user's flag, passed on as written
 
 
 def test_the_serving_deployment_rolls_out_and_its_pod_turns_ready_on_the_engine(
