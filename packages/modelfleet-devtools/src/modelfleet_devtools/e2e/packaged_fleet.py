@@ -25,9 +25,9 @@ import yaml
 
 from .crossplane import CROSSPLANE_NAMESPACE
 from .fleet import GROUP_VERSION
-from .kube import resource_path, write_kubeconfig
+from .kube import resource_path
 from .packaged import PackagedPlane
-from .workload import RWX_PROVISIONER, provider_config_object
+from .workload import RWX_PROVISIONER, WorkloadCluster, provider_config_object
 
 Json = dict[str, Any]
 SELF = "control-plane"  # the ClusterProviderConfig and its Secret
@@ -62,16 +62,13 @@ def inference_cluster(name: str) -> Json:
 
 def connect_to_itself(plane: PackagedPlane) -> None:
     """The Secret, ClusterProviderConfig and RWX StorageClass the fleet's XRs need."""
-    config = plane.node.kubernetes.kubeconfig  # type: ignore[union-attr]
-    embedded = write_kubeconfig(
-        plane.work / "self.embedded.kubeconfig", server=config.server, ca=config.ca,
-        cert=config.cert, key=config.key, embed=True,
-    )  # fmt: skip
+    assert plane.node.kubernetes is not None
+    itself = WorkloadCluster(SELF, plane.node.kubernetes)
     secret = {
         "apiVersion": "v1",
         "kind": "Secret",
         "metadata": {"name": SELF, "namespace": CROSSPLANE_NAMESPACE},
-        "stringData": {"kubeconfig": embedded.path.read_text()},
+        "stringData": {"kubeconfig": itself.kubeconfig_text(plane.work)},
     }
     storage_class = {
         "apiVersion": "storage.k8s.io/v1",
