@@ -7,7 +7,13 @@ import pytest
 from modelfleet_contracts.models.inferencecluster import NodePool
 from modelfleet_contracts.models.modeldeployment import ModelDeployment
 from modelfleet_contracts.recheck import RECHECK_SETTLED
-from modelfleet_devtools.e2e import scale, scale_changes, scale_fleet, scale_requests
+from modelfleet_devtools.e2e import (
+    scale,
+    scale_changes,
+    scale_connection,
+    scale_fleet,
+    scale_requests,
+)
 
 
 def test_the_scale_benchmark_counts_the_cpu_of_the_processes_it_names(tmp_path):
@@ -215,3 +221,24 @@ def test_the_scale_benchmark_says_which_requests_the_idle_fleet_made():
     assert scale_requests.busiest(before, after, 20, unit=" per staging") == (
         "UPDATE objects/status 3.50 per staging, APPLY objects 1.50 per staging"
     )
+
+
+def _inference_cluster(name: str, connected: str | None) -> dict:
+    conditions = [] if connected is None else [{"type": "Connected", "status": connected}]
+    return {"metadata": {"name": name}, "status": {"conditions": conditions}}
+
+
+def test_a_lost_or_returned_connection_is_timed_from_its_own_patch_on_probed_clusters_only():
+    started = {"bench-0000": 100.0, "bench-0060": 104.0}
+    listed = [
+        _inference_cluster("bench-0000", "False"),
+        _inference_cluster("bench-0060", "True"),  # not yet lost
+        _inference_cluster("bench-0120", "False"),  # not patched in this round
+        _inference_cluster("bench-0180", None),
+    ]
+    assert scale_connection.newly_connected_as(listed, "False", started, 110.0) == {
+        "bench-0000": 10.0
+    }
+    assert scale_connection.newly_connected_as(listed, "True", started, 110.0) == {
+        "bench-0060": 6.0
+    }

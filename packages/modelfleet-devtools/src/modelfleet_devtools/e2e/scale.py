@@ -45,14 +45,8 @@ from .kube import resource_path
 from .packages import FUNCTIONS
 from .processes import Processes, wait_for
 from .scale_audit import AuditLog, who_wrote
-from .scale_changes import (
-    LIMIT_SECONDS,
-    ChangeSeen,
-    changes_seen,
-    say,
-    small_model_cache,
-    stamp,
-)
+from .scale_changes import LIMIT_SECONDS, ChangeSeen, changes_seen, say, small_model_cache, stamp
+from .scale_connection import connection_lost_and_back
 from .scale_fleet import LABEL, register_clusters, wait_until_at_rest
 from .scale_requests import busiest, read_request_counts
 from .scale_rows import ScaleRow, cpu_seconds, crossplane_version, header
@@ -283,7 +277,8 @@ def measure(
         )  # fmt: skip
         if changes is not None:
             changes(row)
-            row.changes = changes_seen(plane, n, NAMESPACE, connection_limit)
+            row.changes = changes_seen(plane, n, NAMESPACE)
+            row.changes += connection_lost_and_back(plane, n, connection_limit)
         return row
     finally:
         plane.stop()

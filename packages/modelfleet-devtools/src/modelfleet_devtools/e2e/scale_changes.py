@@ -1,6 +1,6 @@
 """How soon a change on a cluster is seen, on a registered fleet at rest (modelfleet-scale-bench).
 
-Three changes, each on PROBED clusters spread over the fleet, timed from when the change
+Changes, each on PROBED clusters spread over the fleet, timed from when the change
 happened on the cluster side to when the control plane says so:
 
 - a hydration Job completing → its cluster's row Ready: a small ModelCache selecting only the
@@ -10,8 +10,7 @@ happened on the cluster side to when the control plane says so:
   places one replica on each probed cluster (given a node pool for it) while the stand-in
   says no node has room; then it has room, and each Deployment's `Available` transition
   against when the ModelDeployment's row for its cluster was first read Ready;
-- a connection lost → the InferenceCluster's `Connected=False`: each probed cluster's
-  ClusterProviderConfig is pointed at a kubeconfig for an API server that is not there.
+- a connection lost, then given back → the InferenceCluster's `Connected` (scale_connection.py).
 
 Rows and conditions are read every POLL_SECONDS, so each time is known to within that.
 """
@@ -27,11 +26,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import yaml
 from modelfleet_contracts.recheck import RECHECK_SETTLED
 
-from .crossplane import CROSSPLANE_NAMESPACE
-from .fleet import condition
 from .kube import resource_path
 from .processes import wait_for
 from .stack import RealControlPlane
@@ -47,9 +43,7 @@ PROBE_CACHE = "probe"
 PROBE_DEPLOYMENT = "probe"
 # One node of one GPU per probed cluster: the probe deployment's replica fits on it alone.
 PROBE_POOL = {"name": "bench", "nodeCount": 1, "gpu": {"count": 1, "memoryGiB": 24}}
-UNREACHABLE_SECRET = "unreachable-kubeconfig"
 IC_PATH = resource_path("modelfleet.io/v1alpha1", "inferenceclusters")
-PROVIDER_CONFIGS = resource_path("kubernetes.m.crossplane.io/v1alpha1", "clusterproviderconfigs")
 
 
 @dataclass
@@ -111,7 +105,8 @@ def stamp(value: object) -> float | None:
     return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
 
 
-def _wait(probe: Callable[[], bool], what: str, limit: float) -> None:
+def wait_quietly(probe: Callable[[], bool], what: str, limit: float) -> None:
+    """Waits until `probe` or `limit` seconds; a change not seen by then is reported unseen."""
     with contextlib.suppress(TimeoutError):
         wait_for(probe, what=what, timeout=limit, every=POLL_SECONDS)
 
@@ -142,7 +137,7 @@ def job_complete_to_row(plane: RealControlPlane, n: int, namespace: str) -> Chan
         say(f"probe cache: {len(seen_ready)}/{len(clusters)} rows Ready")
         return len(seen_ready) == len(clusters)
 
-    _wait(all_rows_ready, "the probe cache's rows Ready", LIMIT_SECONDS)
+    wait_quietly(all_rows_ready, "the probe cache's rows Ready", LIMIT_SECONDS)
     fleet = plane.clusters.clusters["fleet"].client
     done: dict[str, float] = {}
     for job in fleet.list(
@@ -210,10 +205,10 @@ def serving_available_to_md(plane: RealControlPlane, n: int, namespace: str) -> 
         return len(seen_ready) >= len(clusters)
 
     try:
-        _wait(placed_not_available, "the probe deployment placed", LIMIT_SECONDS)
+        wait_quietly(placed_not_available, "the probe deployment placed", LIMIT_SECONDS)
     finally:
         workload.stand_in.room = True  # its next pass makes every serving group Available
-    _wait(all_rows_ready, "the probe deployment's rows Ready", LIMIT_SECONDS)
+    wait_quietly(all_rows_ready, "the probe deployment's rows Ready", LIMIT_SECONDS)
     available: dict[str, float] = {}
     for deployment in workload.client.list(deployments):
         for c in (deployment.get("status") or {}).get("conditions") or []:
@@ -226,7 +221,7 @@ def serving_available_to_md(plane: RealControlPlane, n: int, namespace: str) -> 
         for c in clusters
     ]
     plane.client.delete(md_path)
-    _wait(
+    wait_quietly(
         lambda: not workload.client.list(deployments),
         "the probe deployment's serving groups deleted",
         LIMIT_SECONDS,
@@ -235,65 +230,9 @@ def serving_available_to_md(plane: RealControlPlane, n: int, namespace: str) -> 
     return ChangeSeen(n, "serving group Available → its row in `kubectl get md` Ready", seconds)
 
 
-def _unreachable_kubeconfig() -> str:
-    """A kubeconfig for an API server that is not there (a closed loopback port)."""
-    cluster = {"server": "https://127.0.0.1:9", "insecure-skip-tls-verify": True}
-    return yaml.safe_dump(
-        {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [{"name": "gone", "cluster": cluster}],
-            "users": [{"name": "gone", "user": {"token": "none"}}],
-            "contexts": [{"name": "gone", "context": {"cluster": "gone", "user": "gone"}}],
-            "current-context": "gone",
-        }
-    )
-
-
-def connection_lost_to_condition(
-    plane: RealControlPlane, n: int, limit: float = LIMIT_SECONDS
-) -> ChangeSeen:
-    secret: dict[str, object] = {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": {"name": UNREACHABLE_SECRET, "namespace": CROSSPLANE_NAMESPACE},
-        "stringData": {"kubeconfig": _unreachable_kubeconfig()},
-    }
-    plane.apply(secret)
-    clusters = probed_clusters(n)
-    started: dict[str, float] = {}
-    for name in clusters:
-        plane.client.merge_patch(
-            f"{PROVIDER_CONFIGS}/{name}",
-            {"spec": {"credentials": {"secretRef": {"name": UNREACHABLE_SECRET}}}},
-        )
-        started[name] = time.time()
-    seen: dict[str, float] = {}
-
-    def all_seen() -> bool:
-        plane.check_alive()
-        now = time.time()
-        for ic in plane.client.list(IC_PATH, labelSelector="modelfleet.io/bench-probe"):
-            name = ic["metadata"]["name"]
-            if name in started and condition(ic, "Connected").get("status") == "False":
-                seen.setdefault(name, now - started[name])
-        say(f"connection lost: {len(seen)}/{len(clusters)} InferenceClusters say so")
-        return len(seen) == len(clusters)
-
-    _wait(all_seen, "lost connections seen", limit)
-    return ChangeSeen(
-        n, "connection lost → the InferenceCluster's `Connected=False`",
-        [seen.get(name) for name in clusters], limit,
-    )  # fmt: skip
-
-
-def changes_seen(
-    plane: RealControlPlane, n: int, namespace: str, connection_limit: float = LIMIT_SECONDS
-) -> list[ChangeSeen]:
-    """The three changes, in turn, on the fleet at rest (the connection last: it breaks
-    clusters); a lost connection is waited for `connection_limit` seconds."""
+def changes_seen(plane: RealControlPlane, n: int, namespace: str) -> list[ChangeSeen]:
+    """The Job and serving changes, in turn, on the fleet at rest."""
     return [
         job_complete_to_row(plane, n, namespace),
         serving_available_to_md(plane, n, namespace),
-        connection_lost_to_condition(plane, n, connection_limit),
     ]
