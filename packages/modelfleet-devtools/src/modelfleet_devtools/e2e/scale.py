@@ -305,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
         "--connection-limit-seconds",
         type=float,
         default=LIMIT_SECONDS,
-        help="how long to wait for a lost connection, then its return, to show on its InferenceCluster",
+        help="how long a lost connection, then its return, may take to show on its cluster",
     )
     parser.add_argument(
         "--idle-minutes",
