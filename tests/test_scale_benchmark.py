@@ -182,6 +182,35 @@ def test_the_scale_benchmark_prints_a_row_per_size_and_the_changes_where_measure
     assert idle_windows == [RECHECK_SETTLED.total_seconds()] * 2
 
 
+@pytest.mark.parametrize(
+    "given, every_cluster_checks", [([], None), (["--check-interval", "1m30s"], "1m30s")]
+)
+def test_the_scale_benchmark_sets_every_clusters_check_interval_only_when_asked(
+    monkeypatch, given, every_cluster_checks
+):
+    asked = {}
+
+    def measure(n, work, version, limit, **settings):
+        asked.update(settings)
+        return scale.ScaleRow(n, n, version, 10, 100, 20, 1, 5)
+
+    monkeypatch.setattr(scale, "measure", measure)
+    monkeypatch.setattr(scale, "crossplane_version", lambda: "v2.3.4")
+    assert scale.main(["--clusters", "20", "--changes-at", "", *given]) == 0
+    assert asked["check_interval"] == every_cluster_checks
+
+
+@pytest.mark.parametrize("interval", ["20", "fast", "1m 30s", "1.5m"])
+def test_a_check_interval_the_xrd_would_refuse_is_refused_before_any_fleet_starts(
+    monkeypatch, capsys, interval
+):
+    monkeypatch.setattr(scale, "measure", lambda *a, **k: pytest.fail("a fleet was started"))
+    with pytest.raises(SystemExit) as refused:
+        scale.main(["--clusters", "20", "--check-interval", interval])
+    assert refused.value.code == 2
+    assert "is not a duration such as 20s" in capsys.readouterr().err
+
+
 def test_the_scale_benchmark_connects_probed_clusters_alone_and_the_rest_through_few_configs():
     names = [f"bench-{i:04d}" for i in range(300)]
     probed = set(scale_changes.probed_clusters(300))

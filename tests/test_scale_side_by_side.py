@@ -94,7 +94,7 @@ def test_each_size_runs_alone_in_its_network_namespace_with_the_same_settings(tm
     args = argparse.Namespace(
         work=tmp_path, changes_at="300", limit_minutes=20.0, idle_minutes=60.0,
         connection_limit_seconds=300.0, steady_minutes=0.0, keep_requests=False,
-        hydrator_containers=True, audit=True,
+        hydrator_containers=True, audit=True, check_interval="1m",
     )  # fmt: skip
     argv = scale_side_by_side.one_size(args, 300, tmp_path / "turns" / "n300")
     assert argv[:2] == ["nsenter", "--net=/run/netns/modelfleet-bench-300"]
@@ -105,6 +105,7 @@ def test_each_size_runs_alone_in_its_network_namespace_with_the_same_settings(tm
     assert given[given.index("--turn") + 1] == str(tmp_path / "turns" / "n300")
     assert "--hydrator-containers" in given and "--side-by-side" not in given
     assert "--audit" in given
+    assert given[given.index("--check-interval") + 1] == "1m"
     assert "--write-docs" not in given  # the parent writes the docs, once
 
 

@@ -25,7 +25,6 @@ folder `requests`), to compare them.
 
 from __future__ import annotations
 
-import argparse
 import signal
 import sys
 import time
@@ -44,6 +43,7 @@ from .functions import trace_file
 from .kube import resource_path
 from .packages import FUNCTIONS
 from .processes import Processes, wait_for
+from .scale_args import bench_arguments
 from .scale_audit import AuditLog, who_wrote
 from .scale_changes import LIMIT_SECONDS, ChangeSeen, changes_seen, say, small_model_cache, stamp
 from .scale_connection import connection_lost_and_back
@@ -193,6 +193,7 @@ def measure(
     steady_seconds: float = 0,
     keep_requests: bool = False,
     hydrator_containers: bool = False,
+    check_interval: str | None = None,
     before_staging: Callable[[], None] | None = None,
     audit: bool = False,
 ) -> ScaleRow:
@@ -201,7 +202,8 @@ def measure(
     `steady_seconds`, the Ready cache is first watched that long (watch_steady_state);
     `keep_requests` keeps every request compose-model-cache is sent. `before_staging` is
     called once the idle fleet has been watched, and the cache is applied when it returns.
-    `audit` says who wrote what while the cache staged (scale_audit.py)."""
+    `audit` says who wrote what while the cache staged (scale_audit.py); `check_interval` is
+    every cluster's spec.connection.checkInterval, else its default."""
     bins = link_binaries(work / "bin")
     audit_log = AuditLog.under(work / "audit") if audit else None
     plane = start_control_plane(
@@ -214,7 +216,9 @@ def measure(
         kept.chmod(0o777)  # written by the functions' non-root user
     try:
         started = time.monotonic()
-        register_clusters(plane, n, hydrator_containers=hydrator_containers)
+        register_clusters(
+            plane, n, hydrator_containers=hydrator_containers, check_interval=check_interval
+        )
         clusters_ready = time.monotonic() - started
         wait_until_at_rest(plane, n)
         plane.client.kubectl("create", "namespace", NAMESPACE)
@@ -285,61 +289,7 @@ def measure(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="modelfleet-scale-bench", description=__doc__)
-    parser.add_argument(
-        "--clusters", default="20,100,300,1000", help="fleet sizes, comma-separated"
-    )
-    parser.add_argument("--work", type=Path, default=Path("/tmp/modelfleet-scale"))
-    parser.add_argument(
-        "--write-docs", action="store_true", help=f"write the table into {BENCHMARKS_DOC.name}"
-    )
-    parser.add_argument(
-        "--limit-minutes", type=float, default=60, help="give up on a cache not Ready by then"
-    )
-    parser.add_argument(
-        "--changes-at",
-        default="300",
-        help="fleet sizes at which to time how soon changes on a cluster are seen, at rest",
-    )
-    parser.add_argument(
-        "--connection-limit-seconds",
-        type=float,
-        default=LIMIT_SECONDS,
-        help="how long a lost connection, then its return, may take to show on its cluster",
-    )
-    parser.add_argument(
-        "--idle-minutes",
-        type=float,
-        default=IDLE_MINUTES,
-        help="how long to watch the registered fleet's CPU before the cache (one full round of "
-        "its routine work)",
-    )
-    parser.add_argument(
-        "--steady-minutes",
-        type=float,
-        default=0,
-        help="watch the Ready cache this long and say what compose-model-cache answered",
-    )
-    parser.add_argument(
-        "--keep-requests",
-        action="store_true",
-        help="keep every request compose-model-cache was sent (WORK/nN/calls/requests)",
-    )
-    parser.add_argument("--audit", action="store_true", help="say who wrote what while staging")
-    parser.add_argument(
-        "--hydrator-containers",
-        action="store_true",
-        help="run every hydration Job as a hydrator container on this machine (else simulated)",
-    )
-    parser.add_argument(
-        "--side-by-side",
-        action="store_true",
-        help="run every size's control plane at once, each in a network namespace of its own "
-        "(needs root), for their idle windows; then stage one size at a time, smallest first",
-    )
-    # A size's process under --side-by-side: wait for this file before staging, then leave
-    # the row beside it (scale_side_by_side.py).
-    parser.add_argument("--turn", type=Path, help=argparse.SUPPRESS)
+    parser = bench_arguments(__doc__ or "", idle_minutes=IDLE_MINUTES)
     given = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(given)
     # Stopped with SIGTERM, still stop every process it started (atexit runs on SystemExit).
@@ -381,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
             connection_limit=args.connection_limit_seconds,
             idle_seconds=args.idle_minutes * 60,
             steady_seconds=args.steady_minutes * 60, keep_requests=args.keep_requests,
-            hydrator_containers=args.hydrator_containers,
+            hydrator_containers=args.hydrator_containers, check_interval=args.check_interval,
             before_staging=(lambda: wait_for_turn(args.turn)) if args.turn else None,
             audit=args.audit,
         )  # fmt: skip

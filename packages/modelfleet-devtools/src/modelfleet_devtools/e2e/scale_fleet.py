@@ -55,12 +55,15 @@ def provider_config_of(index: int, name: str, probed: set[str]) -> str:
     return name if name in probed else f"bench-group-{index % PROVIDER_CONFIG_GROUPS}"
 
 
-def register_clusters(plane: RealControlPlane, n: int, *, hydrator_containers: bool) -> None:
+def register_clusters(
+    plane: RealControlPlane, n: int, *, hydrator_containers: bool, check_interval: str | None = None
+) -> None:
     """N InferenceClusters on one workload API server, each in its own workload namespace,
     connected through a few shared provider configs (provider_config_of). Their hydration
     Jobs run as hydrator containers with `hydrator_containers`, else the stand-in simulates
     them: a real fleet runs each cluster's hydrator on that cluster's nodes, all at once,
-    where this machine starts about 13 containers a minute beside the control plane."""
+    where this machine starts about 13 containers a minute beside the control plane. Each
+    cluster's connection is checked every `check_interval`, else at the XRD's default."""
     fleet = plane.clusters.start("fleet", hydrator_containers=hydrator_containers)
     create(
         fleet.client,
@@ -78,13 +81,14 @@ def register_clusters(plane: RealControlPlane, n: int, *, hydrator_containers: b
     probed = set(probed_clusters(n))
     connects = {name: provider_config_of(i, name, probed) for i, name in enumerate(names)}
     configs = [provider_config_object(pc, secret) for pc in sorted(set(connects.values()))]
+    connection: Json = {"checkInterval": check_interval} if check_interval else {}
     clusters = [
         {
             "apiVersion": "modelfleet.io/v1alpha1",
             "kind": "InferenceCluster",
             "metadata": {"name": name, "labels": LABEL},
             "spec": {
-                "connection": {"providerConfigName": connects[name]},
+                "connection": {"providerConfigName": connects[name], **connection},
                 "workloadNamespace": name,  # one API server: a namespace per cluster
                 "storage": {"storageClassName": STORAGE_CLASS},
             },

@@ -86,6 +86,8 @@ def one_size(args: argparse.Namespace, n: int, turn: Path) -> list[str]:
         argv.append("--hydrator-containers")
     if args.audit:
         argv.append("--audit")
+    if args.check_interval:
+        argv += ["--check-interval", args.check_interval]
     return argv
 
 
