@@ -74,7 +74,10 @@ def _number(field: bytes, what: str) -> int:
 def _checked(header: bytes) -> None:
     """Raise when the header's checksum (its bytes summed, the checksum field as spaces;
     unsigned, or signed as some old writers summed) is not the one it records."""
-    recorded = _number(header[148:156], "checksum")
+    try:
+        recorded = _number(header[148:156], "checksum")
+    except TarFormatError:
+        raise TarFormatError("a header's checksum is no number: the archive is no tar") from None
     blank = header[:148] + b" " * 8 + header[156:]
     unsigned = sum(blank)
     if recorded != unsigned and recorded != unsigned - 256 * sum(b > 127 for b in blank):
@@ -183,7 +186,7 @@ class TarReader:
         """The next header block, None at the end-of-archive block."""
         if not self._fill():
             raise TarFormatError(
-                f"the archive ends at byte {self.offset} without its end-of-archive block "
+                f"the archive ends at byte {self.offset}, without its end-of-archive block "
                 "(truncated?)"
             )
         header = self._exactly(BLOCK, "a header")
