@@ -92,6 +92,7 @@ def test_names_that_climb_out_of_the_model_path_stage_nothing_outside_it(tmp_pat
     first = tar(
         tarfile.PAX_FORMAT,
         (entry("models/w.bin"), WEIGHTS),
+        (entry("models/empty.txt"), b""),
         (entry("models/../etc/passwd"), b"root::0:0"),
         (entry("../../outside.txt"), b"out"),
         (entry("/models/absolute.bin"), b"abs"),  # rooted: the image's /models
@@ -114,6 +115,7 @@ def test_names_that_climb_out_of_the_model_path_stage_nothing_outside_it(tmp_pat
     staging, log, files = stage(tmp_path, Blobs(first, second))
     assert {p: h for p, h in files.items() if p != RECORD} == {
         "w.bin": sha(WEIGHTS),
+        "empty.txt": sha(b""),
         "absolute.bin": sha(b"abs"),
         "setuid.bin": sha(b"suid"),
         "sub/w-link.bin": sha(WEIGHTS),  # links inside the model path: copies of their target
@@ -148,3 +150,42 @@ def test_a_layer_staged_is_recorded_and_a_second_run_fetches_nothing(tmp_path):
     assert record["files"] == {"w.bin": [len(WEIGHTS), sha(WEIGHTS), 0]}
     stage(tmp_path, registry)
     assert registry.fetched == [registry.layers[0]["digest"]], "fetched once"
+
+
+class CutAfter(io.BytesIO):
+    """A response whose connection drops after `limit` bytes."""
+
+    def __init__(self, data: bytes, limit: int) -> None:
+        super().__init__(data)
+        self.limit = limit
+
+    def read(self, n: int | None = -1) -> bytes:
+        if self.tell() >= self.limit:
+            raise ConnectionResetError("the connection dropped")
+        return super().read(min(self.limit - self.tell(), n if n and n > 0 else self.limit))
+
+
+def test_a_connection_cut_mid_file_resumes_from_the_layer_it_was_in(tmp_path):
+    first = tar(tarfile.PAX_FORMAT, (entry("models/config.json"), b"{}"))
+    second = tar(tarfile.PAX_FORMAT, (entry("models/w.bin"), WEIGHTS * 3))
+    registry = Blobs(first, second)
+    cut_digest = registry.layers[1]["digest"]
+    served = registry.open
+    registry.open = lambda kind, digest: (  # type: ignore[method-assign]
+        contextlib.nullcontext(CutAfter(second, len(second) // 2))
+        if digest == cut_digest
+        else served(kind, digest)
+    )
+    with pytest.raises(ConnectionResetError):
+        stage(tmp_path, registry)
+    staging = tmp_path / "claim" / "staging"
+    assert not (staging / "w.bin").exists(), "the file cut off is only a partial file"
+    partial = staging / "w.bin.modelfleet-partial"
+    assert 0 < partial.stat().st_size < 3 * len(WEIGHTS)
+
+    again = Blobs(first, second)
+    _, log, files = stage(tmp_path, again)
+    assert again.fetched == [cut_digest], "the layer staged before the cut is not fetched again"
+    assert "1 of 2 layer(s) staged by an earlier attempt" in log
+    assert files["w.bin"] == sha(WEIGHTS * 3) and files["config.json"] == sha(b"{}")
+    assert not partial.exists()

@@ -218,3 +218,18 @@ def test_a_sparse_member_is_refused_rather_than_staged_wrong():
     data = header(b"models/w.bin", b"00000000000\0", b"S", b"ustar  \0") + END
     with pytest.raises(TarFormatError, match="sparse"):
         members(Pieces(data))
+
+
+def test_a_pax_sparse_member_is_refused_too():
+    records = b"22 GNU.sparse.major=1\n"
+    data = header(b"PaxHeader", b"%011o\0" % len(records), b"x") + padded(records)
+    data += header(b"models/w.bin", b"00000000000\0") + END
+    with pytest.raises(TarFormatError, match=r"models/w\.bin: a sparse member"):
+        members(Pieces(data))
+
+
+def test_global_pax_records_apply_to_the_members_after_them():
+    records = b"19 linkpath=target\n"
+    data = header(b"GlobalHead", b"%011o\0" % len(records), b"g") + padded(records)
+    data += header(b"models/a", b"00000000000\0", b"2") + END
+    assert members(Pieces(data)) == {"models/a": ("symlink", b"", "target")}

@@ -24,6 +24,8 @@ HEADER_ONLY = {HARDLINK, SYMLINK, b"3", b"4", b"5", b"6"}
 GNU_LONGNAME, GNU_LONGLINK = b"L", b"K"
 PAX_MEMBER, PAX_GLOBAL = b"x", b"g"
 SPARSE = b"S"
+USED_RECORDS = ("path", "linkpath", "size")  # the pax records applied; the rest are ignored
+SPARSE_RECORDS = "GNU.sparse."  # any record so named: the member is sparse
 POSIX_MAGIC = b"ustar\x00"  # a ustar header, whose prefix field extends its name
 
 
@@ -107,6 +109,15 @@ def _pax_records(data: bytes) -> dict[str, str]:
         records[key.decode("utf-8", "surrogateescape")] = value.decode("utf-8", "surrogateescape")
         at += length
     return records
+
+
+def _used(records: dict[str, str]) -> dict[str, str]:
+    """The records this reader applies (so that header after header of others cannot pile
+    up in memory), and whether any says the member is sparse."""
+    used = {key: records[key] for key in USED_RECORDS if key in records}
+    if any(key.startswith("GNU.sparse.") for key in records):
+        used[SPARSE_RECORDS] = ""
+    return used
 
 
 class TarReader:
@@ -209,7 +220,7 @@ class TarReader:
                 raise TarFormatError(f"a header's size is negative: {size}")
             if kind in (PAX_MEMBER, PAX_GLOBAL):
                 records = _pax_records(self._data(size, "a pax extended header"))
-                (pax if kind == PAX_MEMBER else self._globals).update(records)
+                (pax if kind == PAX_MEMBER else self._globals).update(_used(records))
                 continue
             if kind in (GNU_LONGNAME, GNU_LONGLINK):
                 text = _text(self._data(size, "a GNU long name"))
@@ -235,7 +246,7 @@ class TarReader:
         if header[257:263] == POSIX_MAGIC and (prefix := _text(header[345:500])):
             name = prefix + "/" + name
         name = records.get("path", longname or name)
-        if kind == SPARSE or any(key.startswith("GNU.sparse.") for key in records):
+        if kind == SPARSE or SPARSE_RECORDS in records:
             raise TarFormatError(f"{name}: a sparse member, which this reader does not unpack")
         if "size" in records:
             try:
