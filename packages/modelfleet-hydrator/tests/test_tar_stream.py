@@ -5,6 +5,7 @@ that is cut short or damaged fails with an error that says so instead of ending 
 
 import io
 import random
+import subprocess
 import tarfile
 from collections.abc import Callable, Iterator
 
@@ -233,3 +234,30 @@ def test_global_pax_records_apply_to_the_members_after_them():
     data = header(b"GlobalHead", b"%011o\0" % len(records), b"g") + padded(records)
     data += header(b"models/a", b"00000000000\0", b"2") + END
     assert members(Pieces(data)) == {"models/a": ("symlink", b"", "target")}
+
+
+@pytest.mark.parametrize("fmt", ["gnu", "oldgnu", "posix"])
+def test_archives_gnu_tar_writes_read_as_tarfile_reads_them(tmp_path, fmt):
+    """GNU tar (what the benchmark's modelcar is made with) in each of its formats, long
+    names, a symlink and a hard link included, read through pieces of 513 bytes."""
+    deep = tmp_path / "models" / "/".join(f"folder-{i:02d}-{'x' * 20}" for i in range(10))
+    deep.mkdir(parents=True)
+    for i, size in enumerate([0, 1, 511, 512, 513, 70_000]):
+        (deep / f"f{i}-{'y' * 120}").write_bytes(random.Random(i).randbytes(size))
+    (tmp_path / "models" / "naïve.json").write_text("{}")
+    (tmp_path / "models" / "link").symlink_to("naïve.json")
+    (tmp_path / "models" / "hard").hardlink_to(deep / f"f5-{'y' * 120}")
+    made = tmp_path / "m.tar"
+    subprocess.run(["tar", f"--format={fmt}", "-cf", made, "-C", tmp_path, "models"], check=True)
+    with tarfile.open(made) as expected:
+        wanted = {
+            m.name.rstrip("/"): (
+                "file" if m.isfile() else "symlink" if m.issym() else m.type.decode(),
+                expected.extractfile(m).read() if m.isfile() else b"",  # type: ignore[union-attr]
+                m.linkname,
+            )
+            for m in expected
+        }
+    got = members(Pieces(made.read_bytes(), (513,)))
+    assert {name.rstrip("/"): entry for name, entry in got.items()} == wanted
+    assert len(wanted) == 20 and any(len(name) > 255 for name in wanted)
