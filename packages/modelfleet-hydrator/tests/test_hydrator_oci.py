@@ -192,8 +192,9 @@ def test_an_interrupted_attempt_finishes_the_digest_it_started_when_the_tag_move
 def test_a_run_killed_mid_file_resumes_without_fetching_a_verified_layer_again(
     registry, gateway, tmp_path
 ):
-    """The pod is evicted while a weights file streams in: nothing it left looks complete,
-    and the retry fetches only the layer it was cut off in and those after it."""
+    """The pod is evicted while a weights file streams in (cut inside a member the tar reader
+    is handing to the file, a piece at a time): nothing it left looks complete, and the retry
+    fetches only the layer it was cut off in and those after it."""
     reference = through(gateway, pushed(registry))
     weights_layer = MODELCAR.layer_digests[1]
     gateway.stall[weights_layer] = 2 * MIB  # then the connection hangs

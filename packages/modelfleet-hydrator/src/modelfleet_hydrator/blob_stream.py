@@ -3,11 +3,12 @@ threads of their own.
 
 One thread reads the registry's response, hashes every byte (sha256, for the layer's digest)
 and counts it; another decompresses (gzip, or xz/bzip2 as tarfile would; a plain tar passes
-through); the caller reads the tar from `read`, as tarfile does. hashlib, zlib and socket reads
-release the GIL, so receiving, hashing, decompressing and the caller's unpacking (hashing and
-writing each file) overlap on as many cores as there are. The stages hand each other pieces of
-at most PIECE bytes through queues DEPTH deep: memory stays bounded whatever the blob's size,
-and decompression is bounded per piece too (a small blob of zeros cannot inflate into memory).
+through); the caller reads the tar from `read` (oci_layers.py, with tar_stream.py). hashlib,
+zlib and socket reads release the GIL, so receiving, hashing, decompressing and the caller's
+unpacking (hashing and writing each file) overlap on as many cores as there are. The stages
+hand each other pieces of at most PIECE bytes through queues DEPTH deep: memory stays bounded
+whatever the blob's size, and decompression is bounded per piece too (a small blob of zeros
+cannot inflate into memory).
 
 However the caller stops (the archive ends before its padding, or cannot be read), `finish`
 lets the fetching thread read the blob to its end, so the digest always covers every byte.
@@ -23,7 +24,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
-PIECE = 1024 * 1024  # bytes handed from stage to stage at once (and tarfile's read size)
+PIECE = 1024 * 1024  # bytes handed from stage to stage at once (and the tar reader's)
 DEPTH = 8  # pieces waiting between two stages at most
 POLL = 0.05  # seconds a blocked stage waits before looking whether it was abandoned
 GZIP_MAGIC = b"\x1f\x8b"

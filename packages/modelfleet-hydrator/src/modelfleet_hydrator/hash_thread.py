@@ -15,9 +15,9 @@ class HashThread(threading.Thread):
 
     def __init__(self) -> None:
         super().__init__(name="hash-beside-writes", daemon=True)
-        self.pieces: queue.Queue[tuple[Any, bytes | None]] = queue.Queue(self.DEPTH)
+        self.pieces: queue.Queue[tuple[Any, bytes | memoryview | None]] = queue.Queue(self.DEPTH)
 
-    def hand(self, digest: Any, piece: bytes) -> None:
+    def hand(self, digest: Any, piece: bytes | memoryview) -> None:
         """Have `digest` updated with `piece` (which must not change afterwards)."""
         self.pieces.put((digest, piece))
 

@@ -1,7 +1,8 @@
 """Staging an OCI image's files: each layer streamed from the registry once, its bytes counted
 and hashed as they arrive and decompressed by threads of their own (blob_stream.py), the files
-under the image's model path extracted into the staging directory as they pass, and the
-layer's sha256 compared with the manifest's when it ends.
+under the image's model path extracted into the staging directory as they pass (tar_stream.py
+hands each file's bytes on as slices of the decompressed pieces, which are written and hashed
+unchanged), and the layer's sha256 compared with the manifest's when it ends.
 
 A layer whose digest differs fails the attempt, naming the layer and the files it carried;
 those files are removed, so nothing unverified is ever marked complete. A layer that passed
@@ -11,8 +12,9 @@ written; a retry fetches only the layers not recorded yet (and those after them,
 overwrite their files), and a file found missing or damaged has its layer fetched again.
 
 Only regular files are staged (a link inside the model path is staged as a copy of its
-target); nothing is written outside the staging directory whatever the archive names, and no
-mode, owner or device bit of the archive is kept. Standard library only.
+target, read back from the staged copy); nothing is written outside the staging directory
+whatever the archive names, and no mode, owner or device bit of the archive is kept. An
+archive that is damaged or cut short fails the attempt by name. Standard library only.
 """
 
 import contextlib
@@ -20,12 +22,11 @@ import fnmatch
 import hashlib
 import json
 import posixpath
-import tarfile
 import threading
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from modelfleet_hydrator import job_report
 from modelfleet_hydrator.blob_stream import PIECE, BlobStream
@@ -33,6 +34,7 @@ from modelfleet_hydrator.hash_thread import HashThread
 from modelfleet_hydrator.integrity import IDENTITY, Expected, file_identity
 from modelfleet_hydrator.partials import OCI_PART
 from modelfleet_hydrator.registry import Reference, Registry
+from modelfleet_hydrator.tar_stream import Member, TarFormatError, TarReader
 
 RECORD = ".modelfleet-layers"  # in the staging directory: the layers that passed, and files
 # Our bookkeeping beside the model's files (the marker, the revision, this record) is named
@@ -89,17 +91,19 @@ def selected(path: str, include: Sequence[str], exclude: Sequence[str]) -> bool:
     return (not include or matches(include)) and not matches(exclude)
 
 
-def _write(source: IO[bytes], target: Path, hashing: HashThread) -> tuple[int, str]:
-    """Copy `source` to `target` (through a partial file beside it, which hydrate.py's
-    `drop_unlisted` removes should an attempt die mid-file), returning its size and sha256
-    (computed by `hashing` while the next pieces are written)."""
+def _write(chunks: Iterable[memoryview], target: Path, hashing: HashThread) -> tuple[int, str]:
+    """Write `chunks` (never changed afterwards) to `target` through a partial file beside it,
+    which hydrate.py's `drop_unlisted` removes should an attempt die mid-file; its size and
+    sha256 (computed by `hashing` while the next chunks are written)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + PARTIAL)
     digest, size = hashlib.sha256(), 0
-    with partial.open("wb") as out:
-        while chunk := source.read(PIECE):
+    with partial.open("wb", buffering=0) as out:  # the chunks are large: no buffer's copy
+        for chunk in chunks:
             hashing.hand(digest, chunk)
-            out.write(chunk)
+            written = out.write(chunk)
+            while written < len(chunk):
+                written += out.write(chunk[written:])
             size += len(chunk)
     hashing.drain()
     partial.replace(target)
@@ -115,7 +119,7 @@ class Layer:
         self.written: dict[str, dict[str, str]] = {}  # path -> digests, as verify takes them
         self.removed: set[str] = set()  # whited out: deleted once the layer is verified
 
-    def member(self, archive: tarfile.TarFile, member: tarfile.TarInfo) -> None:
+    def member(self, archive: TarReader, member: Member) -> None:
         relative = _inside(member.name, self.stager.root)
         if not relative:
             return  # elsewhere in the image (or the model directory itself)
@@ -130,8 +134,7 @@ class Layer:
         elif not selected(relative, self.stager.include, self.stager.exclude):
             return
         elif member.isfile():
-            with archive.extractfile(member) as source:  # type: ignore[union-attr]
-                self._stage(relative, source)
+            self._stage(relative, archive.contents())
         elif member.issym() or member.islnk():
             self._link(relative, member)
 
@@ -143,13 +146,13 @@ class Layer:
                 del files[path]
                 self.removed.add(path)
 
-    def _stage(self, relative: str, source: IO[bytes]) -> None:
+    def _stage(self, relative: str, chunks: Iterable[memoryview]) -> None:
         target = self.stager.safe_join(self.stager.staging, relative)
-        size, sha256 = _write(source, target, self.stager.hashing)
+        size, sha256 = _write(chunks, target, self.stager.hashing)
         self.stager.files[relative] = [size, sha256, self.index]
         self.written[relative] = {"sha256": sha256, IDENTITY: file_identity(target.stat())}
 
-    def _link(self, relative: str, member: tarfile.TarInfo) -> None:
+    def _link(self, relative: str, member: Member) -> None:
         target = member.linkname
         if member.issym():
             target = posixpath.join(posixpath.dirname(member.name), target)
@@ -157,8 +160,7 @@ class Layer:
         if not linked or linked not in self.stager.files:
             self.stager.log(f"skipping link {relative} -> {member.linkname}: no file staged there")
             return
-        with self.stager.safe_join(self.stager.staging, linked).open("rb") as source:
-            self._stage(relative, source)
+        self._stage(relative, _read_back(self.stager.safe_join(self.stager.staging, linked)))
 
     def commit(self) -> None:
         """The layer is verified: what it whited out goes from the disk too (not before, so
@@ -171,6 +173,13 @@ class Layer:
         for path in self.written:
             self.stager.files.pop(path, None)
             (self.stager.staging / path).unlink(missing_ok=True)
+
+
+def _read_back(path: Path) -> Iterator[memoryview]:
+    """A staged file's bytes, a piece at a time (what a link inside the model path copies)."""
+    with path.open("rb", buffering=0) as source:
+        while piece := source.read(PIECE):
+            yield memoryview(piece)
 
 
 def _intact(staging: Path, files: Files) -> int:
@@ -265,10 +274,10 @@ class ImageStager:
         with self.registry.open("blobs", digest) as response:
             stream = BlobStream(response, size, self.progress.add)
             try:
-                with tarfile.open(fileobj=stream, mode="r|", bufsize=PIECE) as archive:  # type: ignore[call-overload]
-                    for member in archive:
-                        layer.member(archive, member)
-            except (tarfile.TarError, OSError, EOFError, ValueError, zlib.error) as exc:
+                archive = TarReader(lambda: stream.read(PIECE))
+                for member in archive:
+                    layer.member(archive, member)
+            except (TarFormatError, OSError, EOFError, ValueError, zlib.error) as exc:
                 failure = exc
             finally:
                 stream.finish()  # the digest covers every byte, the archive's padding too
