@@ -11,7 +11,7 @@ from pathlib import Path
 
 from modelfleet_contracts.hydration import HF_TOKEN_ENV
 
-from modelfleet_hydrator import s3_download
+from modelfleet_hydrator import hub_reads, s3_download
 from modelfleet_hydrator.integrity import Expected, s3_expected
 from modelfleet_hydrator.partials import s3_partials
 from modelfleet_hydrator.s3_download import S3Object
@@ -58,6 +58,7 @@ def huggingface_listing(
 def download_huggingface(args: argparse.Namespace, commit: str, into: Path) -> None:
     from huggingface_hub import snapshot_download
 
+    hub_reads.read_in_large_pieces()
     # local_dir keeps per-file metadata under into/.cache, which is what lets a cut-off
     # download resume instead of starting again.
     snapshot_download(
