@@ -30,6 +30,11 @@ MIB = 1024 * 1024
 CHUNK_BYTES = 8 * MIB
 CONCURRENCY = 10
 IN_ORDER_WINDOW = 20  # parts of one object in flight or held at most
+# Each response is read and written IO_PIECE at a time (s3transfer's default is 256 KiB: four
+# times the Python work per byte, on the cores the download competes for); at most IO_QUEUE
+# pieces wait to be written, the 25 MiB s3transfer's defaults allow.
+IO_PIECE = 1 * MIB
+IO_QUEUE = 25
 # botocore's default. "when_required" hangs s3transfer's download into a stream (its first
 # ranged GET never hands the rest on; s3transfer 0.19); no HEAD is made either way, the size
 # and ETag being given. Every object is checked against its size and (single-part) MD5 ETag
@@ -152,6 +157,8 @@ def download(
         multipart_threshold=CHUNK_BYTES,
         multipart_chunksize=CHUNK_BYTES,
         max_concurrency=CONCURRENCY,
+        io_chunksize=IO_PIECE,
+        max_io_queue=IO_QUEUE,
     )
     # Parts of one object received ahead of the one it waits for are held in memory until it
     # comes: at most this many per object, so memory stays bounded whatever the object size.
