@@ -73,6 +73,20 @@ def test_a_connection_cut_mid_file_resumes_from_where_it_stopped(hub, tmp_path):
 SHARDS = ("model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors")
 
 
+def test_two_files_cut_at_once_on_the_parallel_path_each_resume_at_their_own_byte(hub, tmp_path):
+    # Cuts that fall inside one of the 1 MiB socket reads, not on a read's edge.
+    cuts = {SHARDS[0]: 15 * MIB + 12345, SHARDS[1]: MIB + 3}
+    hub.faults.drop_after.update(cuts)
+    proc, staged = hydrate(hub, tmp_path, revision="main", **FILTERS)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert model_files(staged) == EXPECTED_MAIN, "every file whole and verified"
+    for shard, cut in cuts.items():
+        ranges = [r for m, p, r in hub.requests if m == "GET" and p.endswith(shard) and r]
+        assert ranges == [f"bytes={cut}-"], f"{shard}: the retry asks only for what is missing"
+    served = {name.removeprefix(f"{REPO_ID}/"): n for name, n in hub.bytes_served.items()}
+    assert served == {name: len(data) for name, data in EXPECTED_MAIN.items()}, "no byte twice"
+
+
 @pytest.mark.parametrize(
     "cut",
     [
