@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
+
+from modelfleet_contracts.models.inferencecluster import Connection
+from pydantic import ValidationError
 
 from ..docs_sections import BENCHMARKS_DOC
 from .scale_changes import LIMIT_SECONDS
 
-# What spec.connection.checkInterval takes (apis/inferenceclusters/definition.yaml).
-CHECK_INTERVAL_PATTERN = r"^([0-9]+(s|m|h))+$"
-
 
 def check_interval(text: str) -> str:
-    if not re.fullmatch(CHECK_INTERVAL_PATTERN, text):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a duration such as 20s, 1m or 1m30s")
+    """`text` if spec.connection.checkInterval takes it (the XRD's generated model says)."""
+    try:
+        Connection.model_validate({"providerConfigName": "bench", "checkInterval": text})
+    except ValidationError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a duration such as 20s, 1m or 1m30s"
+        ) from None
     return text
 
 
