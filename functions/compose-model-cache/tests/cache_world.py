@@ -1,6 +1,7 @@
 """The ModelCache test world: caches, clusters, and one reconcile through the real runner."""
 
 import copy
+from datetime import UTC, datetime
 from typing import Any
 
 from compose_model_cache.cache.handover import cluster_part as _cluster_part
@@ -24,6 +25,8 @@ from modelfleet_devtools.validation import assert_valid
 from modelfleet_devtools.world import inference_cluster, observed_object
 
 RUNNER = SafeRunner(run_function, NAME)
+# The time a core is called at in these tests (the edge reads it from the request).
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def model_cache(name: str = "qwen", namespace: str = "ml-team", **spec: Any) -> dict[str, Any]:

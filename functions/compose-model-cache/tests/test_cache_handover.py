@@ -4,7 +4,7 @@ shards, and no claim, Secret or running Job on a cluster is deleted on the way."
 from typing import Any
 
 import pytest
-from cache_world import OFFLINE, US, keys, model_cache
+from cache_world import NOW, OFFLINE, US, keys, model_cache
 from compose_model_cache.cache.fleet import compose_fleet
 from compose_model_cache.cache.handover import LegacyObject
 from compose_model_cache.cache.shards import ObservedShard, shard_entry, shard_key
@@ -39,7 +39,7 @@ def staged_before(phase: str = "Ready") -> dict[str, Any]:
 
 
 def reconcile(xr, legacy, shards=None, clusters=(US,)):
-    return compose_fleet(xr, [read_cluster(c) for c in clusters], shards or {}, legacy)
+    return compose_fleet(xr, [read_cluster(c) for c in clusters], shards or {}, legacy, now=NOW)
 
 
 def reported(phase: str) -> dict[str, ObservedShard]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from cache_world import keys, model_cache
+from cache_world import NOW, keys, model_cache
 from compose_model_cache.cache.fleet import compose_fleet
 from compose_model_cache.cache.handover import LegacyObject
 from compose_model_cache.cache.shards import ObservedShard, shard_key
@@ -90,7 +90,9 @@ class World:
                 tuple(e["name"] for e in self.shard["spec"]["clusters"]),
                 {r["name"]: r for r in rows},
             )
-        outcome = compose_fleet(self.cache, [read_cluster(cluster(state))], shards, self.legacy)
+        outcome = compose_fleet(
+            self.cache, [read_cluster(cluster(state))], shards, self.legacy, now=NOW
+        )
         assert not outcome.keep_everything
         self.cache["status"] = outcome.status
         desired = outcome.desired[shard_key(0)]

@@ -7,7 +7,7 @@ it makes of theirs. (The other cache tests reconcile through the shards: cache_w
 from typing import Any
 
 import pytest
-from cache_world import RUNNER, US, model_cache
+from cache_world import NOW, RUNNER, US, model_cache
 from compose_model_cache.cache.fleet import compose_fleet
 from compose_model_cache.cache.shards import SHARD_SIZE, ObservedShard, assign_shards, shard_key
 from compose_model_cache.fingerprint import source_fingerprint
@@ -69,7 +69,7 @@ def fleet(
     clusters: list[Any] | None = None,
     shards: dict[str, ObservedShard] | None = None,
 ):
-    return compose_fleet(xr or model_cache(), clusters, shards or {})
+    return compose_fleet(xr or model_cache(), clusters, shards or {}, now=NOW)
 
 
 def test_each_shard_is_told_its_clusters_the_cache_spec_and_nothing_of_the_selector():

@@ -48,6 +48,7 @@ from modelfleet_cli.loading import LoadError, load_objects
 from modelfleet_cli.output import whole_numbers_as_int, yaml_stream
 from modelfleet_cli.pipeline import PipelineResult, run_pipeline
 from modelfleet_cli.render import CONDITION_TIME
+from modelfleet_cli.render_now import now_context, render_now
 from modelfleet_cli.simulate.gateways import gateway_address
 from modelfleet_contracts.api import MODEL_CACHE_SHARD
 
@@ -232,6 +233,7 @@ def _run(
         functions,
         observed=_by_resource_name(observed or []),
         required_pool=pool,
+        context=now_context(render_now(xr, observed or [])),
         now=CONDITION_TIME,
     )
     assert result.fatal is None, result.error

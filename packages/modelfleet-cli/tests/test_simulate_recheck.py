@@ -10,13 +10,10 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from crossplane.function import resource
-from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_cli.functions import FunctionServers
-from modelfleet_cli.simulate.clock import on_machine_clock, whole_seconds
-from modelfleet_cli.simulate.control_plane import START
+from modelfleet_cli.simulate.clock import whole_seconds
 from modelfleet_cli.simulate.waits import BACK_TO_DEFAULT, NEXT_CHECK, wait_line, waited_for
-from modelfleet_contracts.recheck import RECHECK_SETTLED, recheck_after
+from modelfleet_contracts.recheck import RECHECK_SETTLED
 from simulate_runs import blocks, simulate_with_timeline
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
@@ -106,37 +103,7 @@ def test_a_wait_that_lasts_asks_for_more_as_it_ages_up_to_the_default(
     assert seen == {2: 6, 4: 18, 12: 60}
 
 
-def test_the_function_measures_the_wait_on_simulates_clock() -> None:
-    """The XR's stamps are moved, for the call only, by the machine's clock minus
-    simulate's: the machine's clock then reads the age simulate means."""
-    xr = {
-        "apiVersion": "modelfleet.io/v1alpha1",
-        "kind": "ModelDeployment",
-        "metadata": {"name": "m"},
-        "status": {
-            "conditions": [
-                {"type": "Ready", "status": "False", "lastTransitionTime": "2025-01-01T00:00:00Z"},
-                {
-                    "type": "Scheduled",
-                    "status": "False",
-                    "lastTransitionTime": "2025-01-01T00:01:00Z",
-                },
-            ]
-        },
-    }
-    req = fnv1.RunFunctionRequest()
-    req.observed.composite.resource.update(xr)
-    before = fnv1.RunFunctionRequest()
-    before.CopyFrom(req)
-    machine_now = START.replace(year=2031) + timedelta(seconds=7)
-    with on_machine_clock(req, START + timedelta(minutes=4), machine_now):
-        seen = resource.struct_to_dict(req.observed.composite.resource)
-        ttl = recheck_after(seen["status"]["conditions"], machine_now)
-    assert ttl == timedelta(seconds=18)  # the newest transition, 3 minutes old
-    assert req == before, "the request is as it was once the call is over"
-
-
-def test_a_ttl_is_reported_in_whole_seconds_the_functions_own_time_dropped() -> None:
+def test_a_ttl_is_reported_in_whole_seconds() -> None:
     assert whole_seconds(timedelta(seconds=18, milliseconds=140)) == 18
     assert whole_seconds(timedelta(minutes=1)) == 60
 

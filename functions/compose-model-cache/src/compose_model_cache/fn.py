@@ -1,5 +1,6 @@
 """The gRPC edge of compose-model-cache: protobuf in, plain data to the core, protobuf out."""
 
+from datetime import datetime
 from typing import Any
 
 from crossplane.function import response
@@ -8,6 +9,7 @@ from google.protobuf import struct_pb2
 from modelfleet_contracts.api import API_VERSION, MODEL_CACHE_SHARD, MODEL_REPLICA
 from modelfleet_contracts.edge import structs
 from modelfleet_contracts.edge.clusters import read_cluster_struct
+from modelfleet_contracts.edge.now import request_now
 from modelfleet_contracts.edge.observed import read_observed
 from modelfleet_contracts.edge.outcome import apply_outcome
 from modelfleet_contracts.edge.requirements import (
@@ -145,14 +147,17 @@ def composable_template(template: struct_pb2.Value | None) -> Verbatim | None:
 
 def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
     """A ModelCache composes its shards; a ModelCacheShard, its clusters' objects."""
+    now = request_now(req, rsp)
     xr = structs.project(req.observed.composite.resource, XR_PATHS)
     if xr.get("kind") == MODEL_CACHE_SHARD:
-        _run_shard(req, rsp, xr)
+        _run_shard(req, rsp, xr, now)
     else:
-        _run_cache(req, rsp, xr)
+        _run_cache(req, rsp, xr, now)
 
 
-def _run_cache(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, xr: Any) -> None:
+def _run_cache(
+    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, xr: Any, now: datetime
+) -> None:
     require_selected_clusters(rsp, CLUSTERS, mapping_at(xr, "spec"))
     clusters = resolved(req, CLUSTERS, lambda s: read_cluster_struct(s, node_pools=False))
     resources = req.observed.resources
@@ -185,8 +190,8 @@ def _run_cache(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, xr: 
             free = free_nodes(
                 {v.name: sum(p.node_count for p in v.node_pools) for v in pools}, replicas
             )
-    outcome = compose_fleet(xr, clusters, shards, legacy, asks, served=served, free=free)
-    apply_outcome(req, rsp, xr, outcome, progress_reasons=PROGRESS_REASONS)
+    outcome = compose_fleet(xr, clusters, shards, legacy, asks, served=served, now=now, free=free)
+    apply_outcome(req, rsp, xr, outcome, now=now, progress_reasons=PROGRESS_REASONS)
 
 
 def _placed(s: Any, cache: str, namespace: str) -> PlacedReplica | None:
@@ -246,7 +251,9 @@ def _listed(s: Any, *path: str) -> list[Any]:
     return list(fields[last].list_value.values)
 
 
-def _run_shard(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, xr: Any) -> None:
+def _run_shard(
+    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, xr: Any, now: datetime
+) -> None:
     resources = req.observed.resources
     # The few facts the phases derive from; Objects kept unchanged are copied as protobuf
     # (Outcome.kept), so no observed manifest is ever converted.
@@ -260,4 +267,4 @@ def _run_shard(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, xr: 
     require_named_clusters(rsp, names)
     clusters = resolved_named(req, names, lambda s: read_cluster_struct(s, node_pools=False))
     outcome = compose_shard(xr, clusters, observed, echoes, asks)
-    apply_outcome(req, rsp, xr, outcome, progress_reasons=PROGRESS_REASONS)
+    apply_outcome(req, rsp, xr, outcome, now=now, progress_reasons=PROGRESS_REASONS)

@@ -1,13 +1,12 @@
 """The gRPC edge of compose-model-deployment."""
 
-from datetime import UTC, datetime
-
 from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2
 from modelfleet_contracts.api import API_VERSION, MODEL_REPLICA
 from modelfleet_contracts.edge import structs
 from modelfleet_contracts.edge.clusters import read_cluster_struct
+from modelfleet_contracts.edge.now import request_now
 from modelfleet_contracts.edge.observed import read_model_cache, read_replica
 from modelfleet_contracts.edge.outcome import apply_outcome
 from modelfleet_contracts.edge.requirements import (
@@ -40,6 +39,7 @@ def _kind(s: struct_pb2.Struct) -> str:
 
 
 def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+    now = request_now(req, rsp)
     xr = structs.project(req.observed.composite.resource, XR_PATHS)
     require_selected_clusters(rsp, CLUSTERS, mapping_at(xr, "spec"))
     response.require_resources(rsp, REPLICAS, API_VERSION, MODEL_REPLICA, match_labels={})
@@ -55,7 +55,7 @@ def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) ->
         resolved(req, CACHE, read_model_cache),
         resolved(req, REPLICAS, read_replica),
         mine,
-        datetime.now(UTC),
+        now,
         usages,
     )
-    apply_outcome(req, rsp, xr, outcome, progress_reasons=PROGRESS_REASONS)
+    apply_outcome(req, rsp, xr, outcome, now=now, progress_reasons=PROGRESS_REASONS)

@@ -5,6 +5,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelfleet_contracts.api import API_VERSION, INFERENCE_CLUSTER
 from modelfleet_contracts.edge import structs
 from modelfleet_contracts.edge.clusters import read_cluster_struct
+from modelfleet_contracts.edge.now import request_now
 from modelfleet_contracts.edge.observed import read_model_cache, read_observed
 from modelfleet_contracts.edge.outcome import apply_outcome
 from modelfleet_contracts.edge.requirements import require_referenced_cache, resolved
@@ -23,6 +24,7 @@ CACHE = "model-cache"
 
 
 def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+    now = request_now(req, rsp)
     xr = structs.to_dict(req.observed.composite.resource)
     spec = mapping_at(xr, "spec")
     cluster_name = spec.get("clusterName")
@@ -50,4 +52,4 @@ def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) ->
         ),
         legacy,
     )
-    apply_outcome(req, rsp, xr, outcome, progress_reasons=PROGRESS_REASONS)
+    apply_outcome(req, rsp, xr, outcome, now=now, progress_reasons=PROGRESS_REASONS)

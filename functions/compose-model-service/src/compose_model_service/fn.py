@@ -14,6 +14,7 @@ from google.protobuf import struct_pb2
 from modelfleet_contracts.api import API_VERSION, MODEL_CACHE, MODEL_DEPLOYMENT, MODEL_SERVICE
 from modelfleet_contracts.edge import structs
 from modelfleet_contracts.edge.clusters import read_cluster_struct
+from modelfleet_contracts.edge.now import request_now
 from modelfleet_contracts.edge.observed import read_model_cache, read_observed
 from modelfleet_contracts.edge.outcome import apply_outcome
 from modelfleet_contracts.edge.requirements import (
@@ -108,6 +109,7 @@ def read_rival(s: struct_pb2.Struct) -> RivalService:
 
 
 def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+    now = request_now(req, rsp)
     xr = structs.to_dict(req.observed.composite.resource)
     namespace = str(mapping_at(xr, "metadata").get("namespace", ""))
     response.require_resources(rsp, SERVICES, API_VERSION, MODEL_SERVICE, match_labels={})
@@ -158,4 +160,4 @@ def run_function(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) ->
     outcome = compose_service(
         xr, deployments, caches, clusters, resolved(req, SERVICES, read_rival), observed
     )
-    apply_outcome(req, rsp, xr, outcome, progress_reasons=PROGRESS_REASONS)
+    apply_outcome(req, rsp, xr, outcome, now=now, progress_reasons=PROGRESS_REASONS)

@@ -9,7 +9,7 @@ and the final context.
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, NoReturn
 
 import click
@@ -28,13 +28,14 @@ from modelfleet_cli.pipeline import (
     run_pipeline,
 )
 from modelfleet_cli.port_option import function_ports_option
+from modelfleet_cli.render_now import DEFAULT_NOW, now_context, now_option, render_now
 from modelfleet_cli.simulate.fleet import xr_id
 from modelfleet_cli.xr_conditions import rfc3339
 from modelfleet_cli.xrd import check_xr, unserved
 
 RENDER_API_VERSION = "render.crossplane.io/v1beta1"
 # crossplane render stamps every condition with this time: a real one would only be noise.
-CONDITION_TIME = datetime(2024, 1, 1, tzinfo=UTC)
+CONDITION_TIME = DEFAULT_NOW
 
 
 class RenderError(ValueError):
@@ -217,9 +218,11 @@ def render_xr(
     observed_path: str | None,
     required_paths: Sequence[str],
     ports: range | None = None,
+    now: datetime | None = None,
 ) -> tuple[dict[str, Any], PipelineResult, dict[str, dict[str, Any]]]:
     """Load the inputs, run the pipeline through the real functions (those started, on
-    `ports` if given), return the XR, the pipeline's result and the observed resources."""
+    `ports` if given) with the context telling them it is `now` (default: from the inputs,
+    render_now.py), return the XR, the pipeline's result and the observed resources."""
     xr = load_one(xr_path, "composite resource (XR)")
     _check(xr, xr_path)
     composition = _composition(xr, composition_path)
@@ -234,6 +237,7 @@ def render_xr(
             functions,
             observed=observed,
             required_pool=pool,
+            context=now_context(render_now(xr, observed.values(), now)),
             now=CONDITION_TIME,
         )
     return xr, result, observed
@@ -321,6 +325,7 @@ Examples (from the repository root):
     is_flag=True,
     help="Also print the final function context as render.crossplane.io/v1beta1 Context.",
 )
+@now_option
 @function_ports_option
 def render(
     xr: str,
@@ -333,11 +338,18 @@ def render(
     include_full_xr: bool,
     include_context: bool,
     function_ports: range | None,
+    now: datetime | None,
 ) -> None:
     options = RenderOptions(include_full_xr, include_function_results, include_context)
     try:
         xr_obj, result, observed = render_xr(
-            xr, composition, functions, observed_resources, [*required, *extra], function_ports
+            xr,
+            composition,
+            functions,
+            observed_resources,
+            [*required, *extra],
+            function_ports,
+            now,
         )
     except (LoadError, RenderError, PipelineError, FunctionError) as exc:
         _fail(str(exc))

@@ -18,7 +18,7 @@ where the cache is served plus warm spares; a matched cluster not staged on is l
 saying why.
 """
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from modelfleet_contracts.clusters import SELECTED_CLUSTERS, ClusterView, select
@@ -97,7 +97,8 @@ def compose_fleet(
     legacy: dict[str, LegacyObject] | None = None,
     asks: dict[str, str] | None = None,
     served: list[str] | None = None,
-    now: datetime | None = None,
+    *,
+    now: datetime,
     free: dict[str, int] | None = None,
 ) -> Outcome:
     """`shards`: the ModelCacheShards composed before, as observed, by key. `legacy`: Objects
@@ -107,7 +108,6 @@ def compose_fleet(
     `now`: the time release clocks are measured against; `free`: the nodes each cluster has
     left for another replica (None: not known; then spares do not weigh it)."""
     legacy, asks = legacy or {}, asks or {}
-    now = now or datetime.now(UTC)
     spec = parse_spec(ModelCacheSpec, mapping_at(xr, "spec"), spec_problem)
     if isinstance(spec, InvalidSpec):
         return Outcome.held(Status.false("ArtifactReady", "InvalidSpec", spec.message))

@@ -267,8 +267,7 @@ class ControlPlane(Composing):
         if key is not None and self._active_on(f.REQUIREMENT_UNRESOLVED, key):
             req = copy.deepcopy(req)
             req.ClearField("required_resources")
-        with clock.on_machine_clock(req, self.now):
-            return self.call(name, req)
+        return self.call(name, req)
 
     def reconcile(self, key: Key) -> None:
         xr = self.store[key]
@@ -296,6 +295,7 @@ class ControlPlane(Composing):
                 self._call,
                 observed=observed,
                 required_pool=self.store,
+                context=clock.simulated_context(now),
                 now=now,
             )
         finally:

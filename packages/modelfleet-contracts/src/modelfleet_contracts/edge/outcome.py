@@ -1,6 +1,6 @@
 """Writing an `Outcome` into the response the same way in every function."""
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from crossplane.function import response
@@ -39,8 +39,11 @@ def apply_outcome(
     observed_xr: dict[str, Any],
     outcome: Outcome,
     *,
+    now: datetime,
     progress_reasons: frozenset[str] = frozenset(),
 ) -> None:
+    """Write `outcome` into `rsp`. `now`: the time the request is decided at (edge/now.py),
+    against which rechecks are paced and the circuit breaker's cooldown is measured."""
     if outcome.keep_everything:
         keep_observed_resources(req, rsp)
         keep_observed_status(req, rsp)
@@ -76,14 +79,14 @@ def apply_outcome(
             # A condition this response changes starts a new wait: its age is zero.
             changed = any(is_transition(observed_xr, c) for c in outcome.conditions)
             conditions = (observed_xr.get("status") or {}).get("conditions") or []
-            paces.append(RECHECK_FIRST if changed else recheck_after(conditions, datetime.now(UTC)))
+            paces.append(RECHECK_FIRST if changed else recheck_after(conditions, now))
         read_the_clock()
         rsp.meta.ttl.FromTimedelta(min(paces))
     elif (
         outcome.settled
         and outcome.ready
         and not outcome.keep_everything
-        and events_delivered(observed_xr, datetime.now(UTC))
+        and events_delivered(observed_xr, now)
     ):
         rsp.meta.ttl.FromTimedelta(RECHECK_SETTLED)
     mark_composed_readiness(req, rsp)
