@@ -11,12 +11,14 @@ from typing import Any
 import pytest
 from compose_inference_cluster.core import NAMESPACE, PROVIDER_CONFIG, compose_cluster
 from compose_inference_cluster.reconnect import RETRY_ANNOTATION, retry_mark, retry_pace
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2
+from modelfleet_contracts.edge.now import NOW_KEY
 from modelfleet_contracts.edge.observed import read_observed
 from modelfleet_devtools.provider_words import connection_refused
-from modelfleet_devtools.requests import conditions, desired_resources
+from modelfleet_devtools.requests import conditions, desired_resources, run_function_request
 from modelfleet_devtools.world import observed_object
-from test_cluster_scenarios import cluster, run
+from test_cluster_scenarios import RUNNER, cluster, run
 
 REFUSED = connection_refused("/api/v1/namespaces/modelfleet")
 ACTIVE = {"phase": "Active"}
@@ -107,3 +109,43 @@ def _struct(obj: dict[str, Any]) -> struct_pb2.Struct:
     s = struct_pb2.Struct()
     s.update(obj)
     return s
+
+
+def run_at(xr: dict[str, Any], observed: dict[str, Any], now: object) -> Any:
+    """One call with `now` as the request's context `modelfleet.io/now`."""
+    req = run_function_request(xr, observed=observed)
+    req.context.update({NOW_KEY: now})
+    return RUNNER.run(req)
+
+
+AT = datetime(2025, 6, 1, 12, 0, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("case", "now", "marked_at"),
+    [
+        ("the time the context says", "2025-06-01T12:00:00Z", AT),
+        ("within the same half-pace slot: the same mark", "2025-06-01T12:00:09Z", AT),
+        ("a slot later: the next mark", "2025-06-01T12:00:10Z", AT + timedelta(seconds=10)),
+        ("an hour later", "2025-06-01T13:00:03+00:00", AT + timedelta(hours=1)),
+    ],
+)
+def test_the_retry_is_marked_at_the_time_the_request_says_not_the_machines(case, now, marked_at):
+    xr = cluster(None)
+    observed = lost(xr)
+    first, again = run_at(xr, observed, now), run_at(xr, observed, now)
+    assert conditions(first)["Connected"].reason == "Unavailable", case
+    assert retry_annotation(first) == marked_at.strftime("%Y-%m-%dT%H:%M:%SZ"), case
+    assert first == again, "the same request gets the same response"
+
+
+@pytest.mark.parametrize("now", ["not a time", "2025-06-01T12:00:00", 42])
+def test_a_malformed_time_in_the_context_is_said_and_the_machines_clock_read(now):
+    xr = cluster(None)
+    before = datetime.now(UTC) - retry_pace("20s")
+    rsp = run_at(xr, lost(xr), now)
+    assert "FunctionError" not in conditions(rsp), "decided, not failed"
+    assert conditions(rsp)["Connected"].reason == "Unavailable"
+    assert any(NOW_KEY in r.message for r in rsp.results if r.severity == fnv1.SEVERITY_WARNING)
+    mark = datetime.fromisoformat(str(retry_annotation(rsp)))
+    assert before <= mark <= datetime.now(UTC), "marked at the machine's clock"
