@@ -10,6 +10,9 @@ suffix); `modelfleet render` prints what v2.2 prints. CLI v2.5 also sends the fu
 XR as a control plane stores it, with `spec.crossplane` (its `compositionRef`, and
 `resourceRefs` naming the observed resources): a function that copies its XR's spec into
 what it composes (a ModelCache's into its shards' `spec.cache`) differs here, and only here.
+The real CLIs are given the time `modelfleet render` decides at (its default from the inputs,
+or `--now`) as `--context-values modelfleet.io/now=...`, so an outcome that depends on the
+time (a lost cluster's retry mark) is compared too.
 Skipped, with the path and the variable to set, where the real binaries are absent.
 """
 
@@ -25,11 +28,14 @@ from modelfleet_cli.composed import ANNOTATION_RESOURCE_NAME
 from modelfleet_cli.functions import DEVELOPMENT_TARGET
 from modelfleet_cli.loading import load_objects
 from modelfleet_cli.main import main
+from modelfleet_cli.render_now import render_now
+from modelfleet_contracts.edge.now import NOW_KEY, format_now, parse_now
 from modelfleet_devtools.paths import EXAMPLES_DIR, REPO_ROOT
 from modelfleet_devtools.real_crossplane import CLASSIC, ENGINE, GENERATIONS, real_render
 from render_inputs import FUNCTIONS as FUNCTION_NAMES
 from render_inputs import development_function, required_files
 from test_render_examples import COMPOSITIONS, every_example_xr, single
+from test_render_now import QUICKSTART, lost_cluster, retry_mark
 
 # Conditions only Crossplane's reconciler (CLI v2.5) reports on a rendered XR.
 RECONCILER_ONLY = {"Synced", "Responsive"}
@@ -84,13 +90,34 @@ def observed_names(args: list[str]) -> dict[str, str]:
     }
 
 
+def the_same_time(args: list[str]) -> str:
+    """The real CLIs' flag telling the functions the time `modelfleet render args` tells them."""
+    given = parse_now(args[args.index("--now") + 1]) if "--now" in args else None
+    observed = (
+        load_objects(args[args.index("--observed-resources") + 1])
+        if ("--observed-resources" in args)
+        else []
+    )
+    moment = render_now(load_objects(args[0])[0], observed, given)
+    return f'--context-values={NOW_KEY}="{format_now(moment)}"'
+
+
+def real_args(args: list[str]) -> list[str]:
+    """`modelfleet render`'s arguments as the real CLIs take them (no `--now`)."""
+    told = the_same_time(args)
+    if "--now" in args:
+        i = args.index("--now")
+        args = args[:i] + args[i + 2 :]
+    return [*args, told]
+
+
 @pytest.mark.parametrize("generation", GENERATIONS)
 @pytest.mark.parametrize(("ex", "file", "name"), every_example_xr())
 def test_every_example_renders_as_the_real_crossplane_cli_renders_it(
     functions_file: Path, tmp_path: Path, generation: str, ex: str, file: str, name: str
 ) -> None:
     args = render_args(tmp_path, functions_file, ex, file, name)
-    real = real_render(generation, args, cwd=tmp_path)
+    real = real_render(generation, real_args(args), cwd=tmp_path)
     assert real.exit_code == 0, real.stderr
     ours = CliRunner().invoke(main, ["render", *args])
     assert ours.exit_code == 0, ours.output
@@ -110,6 +137,30 @@ def test_every_example_renders_as_the_real_crossplane_cli_renders_it(
         assert {r["name"] for r in refs} >= set(observed_names(args).values()) & set(names.values())
     if generation == CLASSIC:
         assert "crossplane" not in (docs[0].get("spec") or {})
+
+
+@pytest.mark.parametrize("generation", GENERATIONS)
+@pytest.mark.parametrize("now", [None, "2025-06-01T12:00:10Z", "2026-02-03T04:05:06Z"])
+def test_a_render_that_depends_on_the_time_matches_given_the_same_time(
+    functions_file: Path, tmp_path: Path, generation: str, now: str | None
+) -> None:
+    """A lost cluster's retry mark is the time decided at: the real CLIs told it with
+    `--context-values` print what `modelfleet render` prints."""
+    args = [
+        str(QUICKSTART / "inferencecluster.yaml"),
+        str(REPO_ROOT / COMPOSITIONS["InferenceCluster"]),
+        str(functions_file),
+        *("--observed-resources", str(lost_cluster(tmp_path))),
+        *("--required-resources", str(QUICKSTART / "render" / "providerconfigs.yaml")),
+        *(("--now", now) if now else ()),
+    ]
+    real = real_render(generation, real_args(args), cwd=tmp_path)
+    assert real.exit_code == 0, real.stderr
+    ours = CliRunner().invoke(main, ["render", *args])
+    assert ours.exit_code == 0, ours.output
+    assert meaning(ours.stdout) == meaning(real.stdout)
+    # An annotation: not part of what `meaning` compares.
+    assert retry_mark(ours.stdout) == retry_mark(real.stdout) is not None
 
 
 def hostile_cache(name: str | None, namespace: str = "ml-team") -> dict[str, Any]:
