@@ -2,12 +2,12 @@
 
 import copy
 
+from compose_inference_cluster.hydrator_access import HYDRATOR_ACCESS
 from hypothesis import given
 from hypothesis import strategies as st
 from modelfleet_devtools.fuzz import crashed, mutate, says_something
 from modelfleet_devtools.requests import desired_resources
 from modelfleet_devtools.world import observed_object
-from compose_inference_cluster.hydrator_access import HYDRATOR_ACCESS
 from test_cluster_scenarios import PROVISIONERS, cluster, composed_once_connected, run
 
 XR = cluster({"managed": PROVISIONERS[0][1]}, leaderWorkerSet={"install": True})
