@@ -48,6 +48,7 @@ def connected(name):
         CLUSTERS[name],
         lambda xr, observed: run(xr, observed, required=required),
         lambda v: observed_object(v, ready=True) if "forProvider" in v.get("spec", {}) else v,
+        rounds=3,  # the hydrator's access follows once the Namespace is observed Ready
     )
 
 

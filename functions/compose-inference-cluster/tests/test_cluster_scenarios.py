@@ -49,6 +49,25 @@ def run(xr, observed=None, required=None):
     return RUNNER.run(run_function_request(xr, observed=observed, required=required))
 
 
+def observed_done(composed: dict[str, Any]) -> dict[str, Any]:
+    """Everything composed as observed once done: each Object Ready, the Namespace Active."""
+    return {
+        key: observed_object(
+            obj, remote_status={"phase": "Active"} if key == NAMESPACE else None, ready=True
+        )
+        if "forProvider" in obj.get("spec", {})
+        else obj
+        for key, obj in composed.items()
+    }
+
+
+def composed_once_connected(xr, required=None) -> dict[str, Any]:
+    """Everything the cluster composes: the first reconcile composes all but the hydrator's
+    access, which follows once its Namespace is observed Active."""
+    first = desired_resources(run(xr, required=required))
+    return desired_resources(run(xr, observed_done(first), required=required))
+
+
 def manifest(rsp, key):
     return desired_resources(rsp)[key]["spec"]["forProvider"]["manifest"]
 
@@ -108,7 +127,7 @@ def test_managed_storage_class_per_provisioner(managed, driver, parameters):
     assert cond(rsp, "StorageReady") == (False, "Creating")
 
     # The provider config exists, the namespace is Active and the class was created.
-    composed = desired_resources(rsp)
+    composed = composed_once_connected(xr)
     observed = {
         PROVIDER_CONFIG: composed[PROVIDER_CONFIG],
         NAMESPACE: observed_object(
@@ -193,8 +212,8 @@ def test_leaderworkerset_release_and_condition():
 
 
 def test_namespaced_objects_live_in_crossplane_system():
-    rsp = run(cluster({"managed": PROVISIONERS[0][1]}, leaderWorkerSet={"install": True}))
-    for key, obj in desired_resources(rsp).items():
+    xr = cluster({"managed": PROVISIONERS[0][1]}, leaderWorkerSet={"install": True})
+    for key, obj in composed_once_connected(xr).items():
         if key != PROVIDER_CONFIG and obj["kind"] != "ClusterProviderConfig":
             assert obj["metadata"]["namespace"] == "crossplane-system", key
 
@@ -213,7 +232,7 @@ def test_namespaced_objects_live_in_crossplane_system():
 )
 def test_bad_spec_keeps_what_was_composed_and_says_why(name, mutate, why):
     good = cluster({"managed": PROVISIONERS[0][1]})
-    composed = desired_resources(run(good))
+    composed = composed_once_connected(good)
     bad = cluster({"managed": PROVISIONERS[0][1]})
     bad["spec"]["nodePools"] = [dict(p) for p in POOLS]
     mutate(bad["spec"])
@@ -227,8 +246,8 @@ def test_bad_spec_keeps_what_was_composed_and_says_why(name, mutate, why):
 def test_every_composed_manifest_is_valid():
     require_shared_schemas()
     for _, managed, _, _ in PROVISIONERS:
-        rsp = run(cluster({"managed": managed}, leaderWorkerSet={"install": True}))
-        for obj in desired_resources(rsp).values():
+        xr = cluster({"managed": managed}, leaderWorkerSet={"install": True})
+        for obj in composed_once_connected(xr).values():
             meta = {"name": "x", **obj.get("metadata", {})}
             assert_valid(obj | {"metadata": meta})
 
@@ -243,8 +262,9 @@ def test_observe_only_class_and_named_connection_are_valid():
         connection={"providerConfigName": "gke-us-pc"},
         leaderWorkerSet={"install": True},
     )
-    rsp = run(xr, required={NAMED_PROVIDER_CONFIG: [{"metadata": {"name": "gke-us-pc"}}]})
-    composed = desired_resources(rsp)
+    composed = composed_once_connected(
+        xr, required={NAMED_PROVIDER_CONFIG: [{"metadata": {"name": "gke-us-pc"}}]}
+    )
     assert set(composed) == {NAMESPACE, STORAGE, LWS, *HYDRATOR_ACCESS}
     for key, obj in composed.items():
         errors = validate_manifest(obj | {"metadata": {"name": "x", **obj["metadata"]}})
@@ -348,7 +368,8 @@ def test_every_composed_object_is_labelled_and_objects_reach_the_cluster_by_its_
     """SPEC §2: `modelfleet.io/inferencecluster: <name>` on everything composed (no namespace
     label: the XR is cluster-scoped); workload-cluster resources are provider-kubernetes
     Objects through the cluster's ClusterProviderConfig, the Namespace ready once Active."""
-    composed = desired_resources(run(xr, required=required))
+    composed = composed_once_connected(xr, required=required)
+    assert set(HYDRATOR_ACCESS) <= set(composed)
     for key, obj in composed.items():
         assert obj["metadata"]["labels"] == {"modelfleet.io/inferencecluster": "gke-us"}, key
         if obj["kind"] != "Object":

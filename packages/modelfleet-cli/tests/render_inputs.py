@@ -259,11 +259,20 @@ def settled(
     gateway: str = "",
 ) -> dict[str, Any]:
     """`xr` after its composed resources are done: reconciled once, its composed resources
-    observed done (written to files as observed-<name>.yaml), reconciled again."""
-    first = _run(functions, xr, pool)
-    observed = observed_objects(xr, first.resources, provisioner, gateway)
+    observed done (written to files as observed-<name>.yaml), reconciled again, until it
+    composes nothing more (an InferenceCluster composes the hydrator's access only once its
+    Namespace is observed)."""
+    composed = _run(functions, xr, pool).resources
+    for _ in range(SETTLE_ROUNDS):
+        observed = observed_objects(xr, composed, provisioner, gateway)
+        again = _run(functions, xr, pool, observed)
+        if set(again.resources) == set(composed):
+            break
+        composed = again.resources
+    else:
+        raise AssertionError(f"{xr['metadata']['name']}: what it composes never settles")
     files[f"observed-{xr['metadata']['name']}.yaml"] = generated_stream(observed)
-    return reconciled(functions, xr, pool, observed)
+    return whole_numbers_as_int(again.composite)
 
 
 # Reconciles of a ModelCache before its shards' specs stop changing (what a shard reports,

@@ -101,7 +101,7 @@ def documented_fault_run() -> list[str]:
 
 def test_the_documented_faults_act_in_the_rounds_the_docs_say():
     """docs/cli.md: `hydration-fails:gke-dev@3` fails the quickstart Job's attempt in round 3
-    and the cache reports it in round 4; `@4` finds no Job running."""
+    and the cache reports it in round 4; `@5` finds no Job running (it ran in rounds 3 and 4)."""
     faults = documented_fault_run()
     assert "hydration-fails:gke-dev@3" in faults
     outcome = CliRunner().invoke(simulate, [str(EXAMPLES / "quickstart"), *faults, "--quiet"])
@@ -117,10 +117,11 @@ def test_the_documented_faults_act_in_the_rounds_the_docs_say():
     assert "fault hydration-fails:gke-dev@3: survived" in printed
 
     later = CliRunner().invoke(
-        simulate, [str(EXAMPLES / "quickstart"), "--fault", "hydration-fails:gke-dev@4", "--quiet"]
+        simulate, [str(EXAMPLES / "quickstart"), "--fault", "hydration-fails:gke-dev@5", "--quiet"]
     )
     assert later.exit_code == ExitCode.FAULT_NOT_SURVIVED
-    assert "fault hydration-fails:gke-dev@4: did not take effect" in later.stdout
+    assert "fault hydration-fails:gke-dev@5: did not take effect" in later.stdout
+    assert "`hydration-fails:gke-dev@5` finds no Job running" in CLI_DOC.read_text()
 
 
 def test_the_docs_say_when_ready_creating_has_no_message():

@@ -2,9 +2,9 @@
 fleet runs exactly as without it, from ROUND on it acts on whatever it targets that is there,
 and `took_effect` is never before `applied_round`.
 
-The fleet is quickstart with hydration Jobs that run four rounds (their pod starts in round 2
-and completes in round 5), so that a fault can be injected before, during or after the Job's
-attempt."""
+The fleet is quickstart with hydration Jobs that run four rounds (their pod starts in round 3,
+once the cluster reports its hydrator ServiceAccount, and completes in round 6), so that a
+fault can be injected before, during or after the Job's attempt."""
 
 import re
 import shutil
@@ -88,7 +88,7 @@ def cache_messages(text: str) -> list[tuple[int, str]]:
 FAULTS = [
     pytest.param(
         "hydration-fails:gke-dev@1",
-        2,
+        3,
         True,
         id="hydration fault before the pod starts: its first attempt",
     ),

@@ -132,7 +132,12 @@ def compose_cluster(
         status["providerConfigName"] = pc_name
     if connected:
         status["workloadNamespace"] = namespace
-    out.desired.update(hydrator_access_objects(name, pc_name, namespace))
+    if connected or any(key in observed for key in HYDRATOR_ACCESS):
+        # Not before the Namespace is Active: provider-kubernetes would try to create them in a
+        # namespace the cluster does not have yet (`namespaces "..." not found`, Warning events
+        # and error backoff). Once composed, always composed: Crossplane deletes what a
+        # function leaves out, so a cluster that loses its connection keeps them.
+        out.desired.update(hydrator_access_objects(name, pc_name, namespace))
     hydrator_ready = connected and all(
         (obj := observed.get(key)) is not None and obj.ready for key in HYDRATOR_ACCESS
     )

@@ -171,17 +171,21 @@ def settled(
     reconcile: Reconcile,
     observe: Callable[[dict[str, Any]], dict[str, Any]],
     written: Callable[[dict[str, Any], fnv1.RunFunctionResponse], dict[str, Any]] | None = None,
+    rounds: int = 2,
 ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-    """The world a fuzz property flaps around, settled in two reconciles: what the first
-    composed, each resource as `observe` has it once done; and the XR with the status the
-    second, which observed them, wrote (`written`: how a status is written back; default
-    the desired status as it is)."""
-    first = reconcile(dict(xr), None)
-    composed = {k: observe(v) for k, v in desired_resources(first).items()}
-    second = reconcile(dict(xr), composed)
+    """The world a fuzz property flaps around, settled in `rounds` reconciles (two by
+    default): what the one before the last composed, each resource as `observe` has it once
+    done; and the XR with the status the last, which observed them, wrote (`written`: how a
+    status is written back; default the desired status as it is). More rounds for a function
+    that composes some resources only once others are observed."""
+    last = reconcile(dict(xr), None)
+    composed: dict[str, dict[str, Any]] = {}
+    for _ in range(rounds - 1):
+        composed = {k: observe(v) for k, v in desired_resources(last).items()}
+        last = reconcile(dict(xr), composed)
     if written is not None:
-        return written(dict(xr), second), composed
-    return {**xr, "status": desired_status(second)}, composed
+        return written(dict(xr), last), composed
+    return {**xr, "status": desired_status(last)}, composed
 
 
 def flapped(
