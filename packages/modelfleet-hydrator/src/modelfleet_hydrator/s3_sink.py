@@ -154,7 +154,6 @@ class Sink:
             st = os.fstat(self.fd)
         finally:
             os.close(self.fd)
-            self.fd = -1
         self.partial.replace(target)
         whole = self.hashed == st.st_size == self.want.size and not self.ahead
         if self.md5 is None or self.spoiled or not whole:
@@ -165,5 +164,4 @@ class Sink:
         """On the worker, once the transfer has failed: no partial file stays."""
         if self.fd >= 0:
             os.close(self.fd)
-            self.fd = -1
         self.partial.unlink(missing_ok=True)
