@@ -1,12 +1,11 @@
 """Sweeping the hydrator's S3 transfer settings (s3_download.py: CHUNK_BYTES, CONCURRENCY,
-HASH_WORKERS) on staging_speed.py's model and loopback S3, unpaced, beside boto3's
+IN_ORDER_WINDOW) on staging_speed.py's model and loopback S3, unpaced, beside boto3's
 transfer manager with its defaults. Each setting runs ROUNDS rounds, the settings in turn
 (alternating the order); printed: the median wall time, CPU time and peak RSS of each.
 
 Run: uv run python packages/modelfleet-hydrator/benchmarks/s3_knobs.py --python PY \\
-         --settings 8:10:2,16:10:2,8:20:1
-(a setting is CHUNK_MIB:CONCURRENCY:HASH_WORKERS; --python needs boto3, as staging_speed.py's.
-Before the seekable sink, s3_sink.py, the third field was the parts held in order per object.)
+         --settings 8:10:10,16:10:10,8:20:10
+(a setting is CHUNK_MIB:CONCURRENCY:WINDOW; --python needs boto3, as staging_speed.py's.)
 """
 
 import argparse
@@ -26,7 +25,7 @@ SOURCE_PATHS = [HERE.parent / "src", HERE.parents[1] / "modelfleet-contracts" / 
 WITH_SETTINGS = """
 import sys
 from modelfleet_hydrator import hydrate, s3_download
-chunk, s3_download.CONCURRENCY, s3_download.HASH_WORKERS = map(int, sys.argv[1:4])
+chunk, s3_download.CONCURRENCY, s3_download.IN_ORDER_WINDOW = map(int, sys.argv[1:4])
 s3_download.CHUNK_BYTES = chunk * 1024 * 1024
 sys.exit(hydrate.main(sys.argv[4:]))
 """
@@ -35,7 +34,7 @@ sys.exit(hydrate.main(sys.argv[4:]))
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--python", required=True)
-    parser.add_argument("--settings", default="8:10:2")
+    parser.add_argument("--settings", default="8:10:10")
     parser.add_argument("--big-files", type=int, default=3)
     parser.add_argument("--big-mib", type=float, default=384)
     parser.add_argument("--small-files", type=int, default=200)
@@ -75,7 +74,7 @@ def main() -> int:
     print(
         f"model {m.size / MIB:.0f} MiB in {len(m.files)} files; load {load[0]:.1f} -> {load[1]:.1f}"
     )
-    print("| chunk MiB : concurrency : hash workers | median wall | CPU | peak RSS | all runs (s) |")
+    print("| chunk MiB : concurrency : window | median wall | CPU | peak RSS | all runs (s) |")
     print("| --- | ---: | ---: | ---: | --- |")
     for name, rs in runs.items():
         wall = statistics.median(r.wall for r in rs)

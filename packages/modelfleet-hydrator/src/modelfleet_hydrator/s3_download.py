@@ -119,9 +119,9 @@ def download(
     objects: list[tuple[S3Object, Path]],
     log: Callable[[str], None],
 ) -> dict[str, dict[str, str]]:
-    """Fetch each object to its target path; the digests of those fetched, hashed as they
-    were written. The first failure is raised once every transfer has ended (those finished
-    are in place for the next attempt; what was written of the others is removed)."""
+    """Fetch each object to its target path; the digests of those fetched, hashed once each
+    was whole. The first failure is raised once every transfer has ended (those finished are
+    in place for the next attempt; boto3 removes the temporary files of the others)."""
     from boto3.s3.transfer import TransferConfig, create_transfer_manager
     from s3transfer.subscribers import BaseSubscriber
 
