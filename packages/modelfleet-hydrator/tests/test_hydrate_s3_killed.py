@@ -15,7 +15,6 @@ from collections import Counter
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
-import pytest
 from hydrator_world import MARKER, SCRIPT, weights
 from modelfleet_devtools.loopback.s3 import Bucket, FakeS3
 
@@ -32,20 +31,16 @@ OBJECTS = {
 
 
 class StallingS3(FakeS3):
-    """Serves `stall_key`'s first part, then holds every later part of it until released; or,
-    `first`, holds its first part and serves the later ones (whose bytes are then written
-    ahead of the first: the partial file reaches its full size with its start missing)."""
+    """Serves `stall_key`'s first part, then holds every later part of it until released."""
 
-    def __init__(self, objects: dict[str, bytes], stall_key: str, *, first: bool = False) -> None:
+    def __init__(self, objects: dict[str, bytes], stall_key: str) -> None:
         super().__init__({"models": Bucket(objects)}, lifetime=120)
         self.stall_key, self.stalled, self.release = stall_key, threading.Event(), threading.Event()
-        self.first = first
 
     def handle(self, h: BaseHTTPRequestHandler, *, body: bool) -> None:
         ranged = h.headers.get("Range") or ""
-        first_part = ranged.startswith("bytes=0-")
-        held = first_part if self.first else ranged.startswith("bytes=") and not first_part
-        if body and self.stall_key and h.path.endswith(self.stall_key) and held:
+        later_part = ranged.startswith("bytes=") and not ranged.startswith("bytes=0-")
+        if body and self.stall_key and h.path.endswith(self.stall_key) and later_part:
             self.stalled.set()
             self.release.wait(60)
         return super().handle(h, body=body)
@@ -79,29 +74,18 @@ def name(key: str) -> str:
     return key.removeprefix("qwen/")
 
 
-def part_file_full(staging: Path) -> bool:
-    return any(p.stat().st_size == len(OBJECTS[BIG]) for p in staging.glob(name(BIG) + ".part*"))
-
-
-@pytest.mark.parametrize("first_part_held", [False, True], ids=["later-parts", "first-part"])
-def test_a_run_killed_mid_object_resumes_with_that_object_only(tmp_path, first_part_held):
-    """Cut after its first part, or with every part but the first written (the partial file
-    at its full size): either way nothing sits under the object's name and only it is
-    fetched again."""
+def test_a_run_killed_mid_object_resumes_with_that_object_only(tmp_path):
     cache = tmp_path / "claim"
     staging = cache / f".staging-{FINGERPRINT}"
     others = [staging / name(k) for k in OBJECTS if k != BIG]
-    with StallingS3(OBJECTS, BIG, first=first_part_held) as s3:
+    with StallingS3(OBJECTS, BIG) as s3:
         try:
             proc = subprocess.Popen(
                 argv(cache), env=env(s3, tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT
             )
             try:
                 deadline = time.monotonic() + 60
-                cut = part_file_full if first_part_held else lambda _: True
-                while not (
-                    s3.stalled.is_set() and all(p.is_file() for p in others) and cut(staging)
-                ):
+                while not (s3.stalled.is_set() and all(p.is_file() for p in others)):
                     assert proc.poll() is None, "the run ended before it could be cut off"
                     assert time.monotonic() < deadline, "the download never reached the cut"
                     time.sleep(0.05)
@@ -114,7 +98,7 @@ def test_a_run_killed_mid_object_resumes_with_that_object_only(tmp_path, first_p
             assert not (cache / FINGERPRINT).exists(), "nothing half-done is served"
             assert not (staging / MARKER).exists()
             assert not (staging / name(BIG)).exists(), "a partial object under its own name"
-            # What was written of it sits under its partial name, `<file>.part`.
+            # What was written of it sits under a temporary name (boto3's, beside `.part`).
             assert list(staging.glob(name(BIG) + ".part*")), "the run was cut mid-object"
             for path in others:  # under a model file's name is that file, whole
                 assert path.read_bytes() == OBJECTS["qwen/" + path.name]

@@ -1,9 +1,8 @@
 """The files the downloaders write before a model file is whole, and how to recognise them.
 
 - huggingface_hub: `<hash>.<etag>[.<attempt>].incomplete` under its bookkeeping directory;
-- S3: an object goes to `<file>.part`, each part at its offset (renamed to `<file>` once
-  complete and hashed); an older hydrator's boto3 wrote it through
-  `<file>.part.<8 random hex digits>`;
+- S3: an object goes to `<file>.part` (renamed to `<file>` once complete), which boto3's
+  transfer manager itself writes through `<file>.part.<8 random hex digits>`;
 - OCI: `<file>.modelfleet-partial` (oci_layers.py).
 
 Such a file is never served and never reused: a killed attempt's is deleted. A model file
@@ -55,13 +54,5 @@ def s3_partial_bytes(root: Path, relatives: Iterable[str]) -> int:
             for entry in entries:
                 if _s3_base(entry.name) in bases:
                     with contextlib.suppress(OSError):
-                        done += written(entry.stat())
+                        done += entry.stat().st_size
     return done
-
-
-def written(st: os.stat_result) -> int:
-    """The bytes written so far of a partial file: the hydrator writes an S3 object's parts at
-    their offsets as they arrive, so its `.part` reaches its full size when its last part is
-    written, whatever is missing before it (a hole takes no blocks; a filesystem that counts
-    no blocks at all is taken at its size)."""
-    return min(st.st_size, st.st_blocks * 512) if st.st_blocks else st.st_size
