@@ -1,10 +1,9 @@
 """Fetching S3 objects into a staging directory: every object queued at once on one boto3
-transfer manager (one pool of ranged GETs shared by all objects), each object written to
-`<file>.part` at the offsets its parts arrive at (as boto3's `download_file` writes: no part
-is held in memory waiting for those before it) and renamed to its name once whole and hashed;
-its MD5 is computed beside the download by a hash worker, from the written pieces in order or
-read back from the page cache (s3_sink.py), so verifying (integrity.verify) reads nothing
-again.
+transfer manager (one pool of ranged GETs shared by all objects), each object written through
+`<file>.part` in order (the manager holds a part received early until those before it are
+written) and renamed to its name once whole; its MD5 is computed from the same bytes as they
+are written, by a thread beside the writing one, so verifying (integrity.verify) reads
+nothing again.
 
 The knobs (chunk size, concurrency, checksum mode) were chosen by measuring: docs/modelcache.md,
 "S3 transfer settings". Each object's size and ETag come from the listing: no HEAD request per
@@ -13,23 +12,24 @@ mid-download fails the attempt instead of mixing two versions.
 """
 
 import functools
+import hashlib
 import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from modelfleet_hydrator.integrity import Expected
+from modelfleet_hydrator.hash_thread import HashThread
+from modelfleet_hydrator.integrity import IDENTITY, Expected, file_identity
 from modelfleet_hydrator.partials import S3_PART
-from modelfleet_hydrator.s3_sink import HashWorker, Sink
 
 MIB = 1024 * 1024
 # Measured on the benchmark's model (docs/modelcache.md): ranged GETs of this size, this many
 # at once across all objects.
 CHUNK_BYTES = 8 * MIB
 CONCURRENCY = 10
-HASH_WORKERS = 2  # at most; objects are handed to them in turn (s3_sink.py)
+IN_ORDER_WINDOW = 20  # parts of one object in flight or held at most
 # Each response is read and written IO_PIECE at a time (s3transfer's default is 256 KiB: four
 # times the Python work per byte, on the cores the download competes for); at most IO_QUEUE
 # pieces wait to be written, the 25 MiB s3transfer's defaults allow.
@@ -66,9 +66,44 @@ def client() -> Any:
     return boto3.client("s3", config=config)
 
 
+class _Sink:
+    """Where one object's bytes go, in order (the transfer manager's single I/O thread puts
+    a ranged GET's bytes in sequence before writing them to an object that cannot seek):
+    its partial file, and the hash its ETag names, so it is never read again."""
+
+    def __init__(self, partial: Path, want: Expected, hashing: HashThread) -> None:
+        self.partial, self.want, self.hashing = partial, want, hashing
+        self.file: BinaryIO | None = None  # opened at the first byte: not 1000 at once
+        self.md5 = hashlib.md5(usedforsecurity=False) if want.md5 else None
+
+    def write(self, data: bytes) -> int:
+        if self.file is None:
+            self.file = self.partial.open("wb")
+        if self.md5:
+            self.hashing.hand(self.md5, data)
+        return self.file.write(data)
+
+    def close(self, target: Path) -> dict[str, str]:
+        """Rename the whole object into place; its digests, as verify takes them."""
+        if self.file is None:
+            self.file = self.partial.open("wb")  # an empty object
+        with self.file:
+            self.file.flush()
+            identity = file_identity(os.fstat(self.file.fileno()))
+        self.partial.replace(target)
+        if self.md5:
+            self.hashing.drain()
+        return {"md5": self.md5.hexdigest(), IDENTITY: identity} if self.md5 else {}
+
+    def discard(self) -> None:
+        if self.file is not None:
+            self.file.close()
+        self.partial.unlink(missing_ok=True)
+
+
 class _Staged:
-    """Told by the transfer manager when an object has ended: has its hash worker move it
-    into place once hashed (or remove what was written of it), keeping the first failure."""
+    """Told by the transfer manager when an object has ended: moves it into place, or keeps
+    the first failure."""
 
     def __init__(self, log: Callable[[str], None]) -> None:
         self.log = log
@@ -76,41 +111,19 @@ class _Staged:
         self.failure: BaseException | None = None
         self.lock = threading.Lock()
 
-    def fail(self, exc: BaseException) -> None:
-        with self.lock:
-            self.failure = self.failure or exc
-
-    def done(self, future: Any, sink: Sink, target: Path) -> None:
+    def done(self, future: Any, sink: _Sink, target: Path) -> None:
         try:
             future.result()
+            digests = sink.close(target)
         except BaseException as exc:  # kept, raised by `download` at the end
-            self.fail(exc)
-            sink.worker.hand(self._discard, sink)
-            return
-        sink.worker.hand(self._finish, sink, target)
-
-    def _discard(self, sink: Sink) -> None:
-        try:
             sink.discard()
-        except BaseException as exc:
-            self.fail(exc)
-
-    def _finish(self, sink: Sink, target: Path) -> None:
-        try:
-            digests = sink.finish(target)
-        except BaseException as exc:
-            self.fail(exc)
-            self._discard(sink)
+            with self.lock:
+                self.failure = self.failure or exc
             return
         with self.lock:
             if digests:
                 self.digests[sink.want.path] = digests
         self.log(f"fetched {sink.want.path} ({sink.want.size} bytes)")
-
-
-def _workers() -> int:
-    """Hash workers: one object's MD5 is sequential, so several objects hash at once."""
-    return max(1, min(HASH_WORKERS, os.cpu_count() or 1))
 
 
 def download(
@@ -125,13 +138,11 @@ def download(
     from boto3.s3.transfer import TransferConfig, create_transfer_manager
     from s3transfer.subscribers import BaseSubscriber
 
-    staged = _Staged(log)
-    workers = [HashWorker() for _ in range(_workers())]
-    for worker in workers:
-        worker.start()
+    staged, hashing = _Staged(log), HashThread()
+    hashing.start()
 
     class Subscriber(BaseSubscriber):  # type: ignore[misc]
-        def __init__(self, obj: S3Object, sink: Sink, target: Path) -> None:
+        def __init__(self, obj: S3Object, sink: _Sink, target: Path) -> None:
             self.obj, self.sink, self.target = obj, sink, target
 
         def on_queued(self, future: Any, **kwargs: Any) -> None:
@@ -149,14 +160,14 @@ def download(
         io_chunksize=IO_PIECE,
         max_io_queue=IO_QUEUE,
     )
+    # Parts of one object received ahead of the one it waits for are held in memory until it
+    # comes: at most this many per object, so memory stays bounded whatever the object size.
+    config.max_in_memory_download_chunks = IN_ORDER_WINDOW
     with create_transfer_manager(s3, config) as manager:
-        for i, (obj, target) in enumerate(objects):
+        for obj, target in objects:
             target.parent.mkdir(parents=True, exist_ok=True)
-            partial = target.with_name(target.name + S3_PART)
-            sink = Sink(partial, obj.want, workers[i % len(workers)])
+            sink = _Sink(target.with_name(target.name + S3_PART), obj.want, hashing)
             manager.download(bucket, obj.key, sink, subscribers=[Subscriber(obj, sink, target)])
-    for worker in workers:  # every object renamed into place (or removed) once hashed
-        worker.drain()
     if staged.failure:
         raise staged.failure
     return staged.digests
