@@ -1,7 +1,7 @@
 """The real workload node's pieces that need no node: what an InferenceCluster's pools ask of
 it, the hostPath provisioner's decisions, and the settings its parts are given.
 
-The node itself runs in tests/e2e/test_real_node_real.py.
+The node itself runs in tests/e2e/test_real_node_real.py and test_lost_cluster_real.py.
 """
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ import pytest
 import yaml
 from modelfleet_devtools.e2e import node_config
 from modelfleet_devtools.e2e.kube import resource_path
+from modelfleet_devtools.e2e.node import NodeFailed, NodeSettings, RealNode
 from modelfleet_devtools.e2e.node_egress import egress_policy
+from modelfleet_devtools.e2e.processes import Processes
 from modelfleet_devtools.e2e.provisioner import PROVISIONED_BY, HostPathProvisioner, volume_for
 from modelfleet_devtools.e2e.workload import RWX_PROVISIONER, node_settings
 from modelfleet_devtools.paths import EXAMPLES_DIR
@@ -168,3 +170,28 @@ def test_the_node_pulls_through_its_mirror_and_runs_with_this_machines_settings(
     containerd = node_config.containerd_config(layout)
     assert "restrict_oom_score_adj = true" in containerd and "SystemdCgroup = false" in containerd
     assert str(layout.containerd_root) in containerd
+
+
+def test_a_stopped_node_part_is_not_alive_until_started_again_with_the_same_flags(
+    tmp_path: Path,
+) -> None:
+    """What a lost cluster's scenario does to a real node: its kube-apiserver stopped, the
+    other parts running on, then the same command line started again, which the node's own
+    liveness check then follows (not the process that was stopped)."""
+    processes = Processes(tmp_path / "logs")
+    (tmp_path / "logs").mkdir()
+    node = RealNode(NodeSettings("gke-dev", "127.0.0.1:5000"), tmp_path / "node", processes)
+    for part in ("kube-apiserver", "kubelet"):
+        node.started.append(processes.start(f"gke-dev-{part}", ["sleep", "60"]))
+    try:
+        node.stop_part("kube-apiserver")
+        assert [p.name for p in processes.dead()] == ["gke-dev-kube-apiserver"]
+        with pytest.raises(NodeFailed, match="gke-dev-kube-apiserver exited"):
+            node.check_alive()
+        node.start_part("kube-apiserver")
+        node.check_alive()
+        assert not processes.dead()
+        assert sorted(p.name for p in node.started) == ["gke-dev-kube-apiserver", "gke-dev-kubelet"]
+        assert all(p.argv == ["sleep", "60"] for p in node.started)
+    finally:
+        processes.stop_all()

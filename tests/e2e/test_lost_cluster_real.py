@@ -1,30 +1,71 @@
-"""A workload cluster lost for a while, on a real control plane: its InferenceCluster says so
-within a minute and nothing composed anywhere is deleted, then it heals on its own. Only the
-cluster's Namespace Object is polled often (`connection.checkInterval`, read by the
-provider-kubernetes build the suite runs); on v1.2.1, the newest release users can install, the
-fleet works the same and a lost cluster waits for the provider's hourly poll."""
+"""A workload cluster lost for a while, on a real control plane and a real workload node: its
+InferenceCluster says so within a minute and nothing composed anywhere is deleted, then it
+heals on its own. Only the cluster's Namespace Object is polled often
+(`connection.checkInterval`, read by the provider-kubernetes build the suite runs); on v1.2.1,
+the newest release users can install, the fleet works the same and a lost cluster waits for
+the provider's hourly poll.
+
+The workload cluster `gke-dev` is a real single-node Kubernetes (modelfleet_devtools.e2e.node),
+set up as tests/e2e/test_real_node_real.py sets it up (node_fleet.quickstart_on_a_real_node:
+the CPU engine image from the same cache, the tiny model from the loopback Hub). What is lost
+is its kube-apiserver alone, as when the control plane's route to a cluster breaks: the
+kubelet, containerd, kube-proxy and CoreDNS run on, so the serving pod keeps running and
+answering through the outage, and is neither restarted nor replaced after it.
+"""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 
 import pytest
 from modelfleet_devtools.e2e.crossplane import PROVIDER_V1_2_1, SUITE_PROVIDER
-from modelfleet_devtools.e2e.fleet import condition, delete_fleet, wait_for_nothing_left
+from modelfleet_devtools.e2e.fleet import condition
+from modelfleet_devtools.e2e.node_fleet import (
+    SERVED_NAME,
+    chat,
+    exited_engines,
+    node_of,
+    quickstart_on_a_real_node,
+    running_containers,
+    serving_pods,
+)
 from modelfleet_devtools.e2e.processes import wait_for
 from modelfleet_devtools.e2e.quickstart import CLUSTER, QuickstartFleet
+from modelfleet_devtools.e2e.stack import RealControlPlane
+
+REVISION = "refs/pr/7"  # the v1.2.1 scenario's source change, which the Hub serves too
+READY_WITHIN = 900  # seconds from the apply: node, hydration, engine image pull, engine start
+timings: dict[str, float] = {}
+
+
+def ready_on_the_node(fleet: QuickstartFleet) -> bool | list[str]:
+    """Everything Ready on one serving pod (no pod of an older rollout left), the node's parts
+    alive; an engine that exited is not waited out (what it said, returned)."""
+    node_of(fleet).check_alive()
+    exited = exited_engines(fleet)
+    if exited:
+        return exited
+    return fleet.everything_ready() and len(serving_pods(fleet)) == 1
 
 
 @pytest.fixture(scope="module")
-def fleet(quickstart_fleet: QuickstartFleet) -> Iterator[QuickstartFleet]:
-    """The quickstart, deleted afterwards: the modules after this one start from a control
-    plane without it (its claims retained; the cluster's namespace goes with it)."""
-    yield quickstart_fleet
-    plane, objects = quickstart_fleet.plane, quickstart_fleet.objects
-    delete_fleet(plane, [o for o in objects if o["kind"] != "InferenceCluster"])
-    delete_fleet(plane, [o for o in objects if o["kind"] == "InferenceCluster"])
-    wait_for_nothing_left(plane)
+def fleet(real_control_plane: RealControlPlane) -> Iterator[QuickstartFleet]:
+    """The quickstart on a real node, Ready and answering; deleted afterwards, nothing left."""
+    with quickstart_on_a_real_node(real_control_plane, timings, revisions=[REVISION]) as fleet:
+        started = time.monotonic()
+        outcome = wait_for(
+            lambda: ready_on_the_node(fleet),
+            what="the quickstart Ready on the real node",
+            timeout=READY_WITHIN,
+            every=3,
+        )
+        assert outcome is True, f"the engine exited: {outcome}"
+        timings["applied to Ready"] = time.monotonic() - started
+        assert chat(fleet, SERVED_NAME)[0] == 200
+        yield fleet
+    print(f"\nlost cluster timings (s): {json.dumps(timings)}")
 
 
 # A lost cluster's goals (issue "A lost cluster is seen within a minute"): its InferenceCluster
@@ -42,12 +83,17 @@ def connected(fleet: QuickstartFleet) -> dict[str, str]:
     return condition(cluster, "Connected")
 
 
-def watch_outage(fleet: QuickstartFleet, lasting: set[str], seconds: float) -> float | None:
+def watch_outage(
+    fleet: QuickstartFleet, lasting: set[str], seconds: float
+) -> tuple[float | None, int]:
     """Keep the cluster's API server stopped for `seconds`, checking that nothing lasting is
-    dropped; when its InferenceCluster first said `Connected` False, in seconds (None: never)."""
+    dropped and that every other process, the node's own too, runs on. When its
+    InferenceCluster first said `Connected` False, in seconds (None: never), and the status
+    the engine answered a chat with halfway through, from inside the cluster network."""
     plane = fleet.plane
     started = time.monotonic()
     seen: float | None = None
+    answered = 0
     plane.clusters.disconnect(CLUSTER)
     try:
         while (elapsed := time.monotonic() - started) < seconds:
@@ -56,28 +102,34 @@ def watch_outage(fleet: QuickstartFleet, lasting: set[str], seconds: float) -> f
             assert not missing, f"dropped during the outage: {sorted(missing)}"
             if seen is None and connected(fleet).get("status") == "False":
                 seen = elapsed
+            if not answered and elapsed >= seconds / 2:
+                answered = chat(fleet, SERVED_NAME)[0]
             time.sleep(2)
     finally:
         plane.clusters.reconnect(CLUSTER)
-    return seen
+    return seen, answered
 
 
 def test_a_lost_cluster_shows_within_a_minute_and_loses_nothing(fleet: QuickstartFleet) -> None:
     """The cluster's API server is stopped for OUTAGE seconds. Only its Namespace's Object is
     polled often (connection.checkInterval), so `Connected` turns False with the provider's
     words within LOST_SEEN_WITHIN; Crossplane re-runs the functions meanwhile and nothing
-    lasting goes. Back, everything is Ready again within RECOVERED_WITHIN."""
+    lasting goes. The engine answers throughout. Back, everything is Ready again within
+    RECOVERED_WITHIN, on the same pod, never restarted."""
     lasting = fleet.lasting_objects()
     claims = fleet.uids("v1", "persistentvolumeclaims")
     serving = fleet.uids("apps/v1", "deployments")
-    assert lasting and claims and serving
-    seen = watch_outage(fleet, lasting, OUTAGE)
+    running = running_containers(fleet)
+    assert lasting and claims and serving and running
+    seen, answered = watch_outage(fleet, lasting, OUTAGE)
     assert seen is not None and seen <= LOST_SEEN_WITHIN, (
         f"Connected said False after {seen} s of a {OUTAGE} s outage"
     )
+    assert answered == 200, f"the engine answered {answered} while its API server was away"
     back = time.monotonic()
 
     def reconnected() -> bool:
+        node_of(fleet).check_alive()
         return connected(fleet).get("status") == "True" and fleet.everything_ready()
 
     wait_for(
@@ -86,12 +138,16 @@ def test_a_lost_cluster_shows_within_a_minute_and_loses_nothing(fleet: Quickstar
         timeout=RECOVERED_WITHIN,
         every=1,
     )
+    timings["lost connection seen"] = seen
+    timings["Ready again after the return"] = time.monotonic() - back
     print(f"lost connection seen after {seen:.0f} s; back {time.monotonic() - back:.0f} s after")
     assert lasting <= fleet.lasting_objects()
     assert claims <= fleet.uids("v1", "persistentvolumeclaims"), (
         "a claim was recreated: its weights would be downloaded again"
     )
     assert serving <= fleet.uids("apps/v1", "deployments"), "serving was restarted"
+    assert running_containers(fleet) == running, "a pod was restarted or replaced"
+    assert chat(fleet, SERVED_NAME)[0] == 200
 
 
 def test_on_provider_v1_2_1_the_fleet_works_and_a_lost_cluster_waits_for_its_poll(
@@ -99,8 +155,9 @@ def test_on_provider_v1_2_1_the_fleet_works_and_a_lost_cluster_waits_for_its_pol
 ) -> None:
     """What users of crossplane-contrib's newest release get: provider-kubernetes v1.2.1 takes
     the fleet over. The poll-interval annotation is ignored and harmless: a source change is
-    staged anew losing nothing, and a short outage goes unseen (it waits for the provider's
-    60-minute poll) and loses nothing either."""
+    staged anew by a real hydration Job losing nothing (the serving pods roll to the new
+    path), and a short outage goes unseen (it waits for the provider's 60-minute poll) and
+    loses nothing either, the serving pod running on through it."""
     plane = fleet.plane
     plane.run_provider(PROVIDER_V1_2_1)
     try:
@@ -108,13 +165,27 @@ def test_on_provider_v1_2_1_the_fleet_works_and_a_lost_cluster_waits_for_its_pol
         claims = fleet.uids("v1", "persistentvolumeclaims")
         serving = fleet.uids("apps/v1", "deployments")
         before = fleet.row()
-        revision = "refs/pr/7"  # one no other scenario stages: the cache has work to do
-        assert fleet.get(fleet.cache)["spec"]["huggingFace"]["revision"] != revision
-        fleet.change_revision(revision)
+        assert fleet.get(fleet.cache)["spec"]["huggingFace"]["revision"] != REVISION
+        started = time.monotonic()
+        fleet.change_revision(REVISION)
         fleet.staged_anew_losing_nothing(lasting, claims, serving, before)
-        assert watch_outage(fleet, fleet.lasting_objects(), 30) is None, (
+        outcome = wait_for(
+            lambda: ready_on_the_node(fleet), what="the rollout done", timeout=300, every=3
+        )
+        assert outcome is True, f"the engine exited: {outcome}"
+        timings["source change staged and rolled out (v1.2.1)"] = time.monotonic() - started
+        running = running_containers(fleet)
+        seen, answered = watch_outage(fleet, fleet.lasting_objects(), 30)
+        assert seen is None, (
             "v1.2.1 observed the namespace within 30 s: it reads the poll-interval annotation?"
         )
-        wait_for(fleet.everything_ready, what="everything Ready", timeout=120, every=2)
+        assert answered == 200, f"the engine answered {answered} while its API server was away"
+        wait_for(
+            lambda: ready_on_the_node(fleet) is True,
+            what="everything Ready",
+            timeout=120,
+            every=2,
+        )
+        assert running_containers(fleet) == running, "a pod was restarted or replaced"
     finally:
         plane.run_provider(SUITE_PROVIDER)

@@ -35,17 +35,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from modelfleet_devtools.e2e.engine_cache import push_engine_image_for_nodes
-from modelfleet_devtools.e2e.fleet import (
-    apply_fleet,
-    delete_fleet,
-    load_fleet,
-    start_without,
-    wait_for_nothing_left,
-)
 from modelfleet_devtools.e2e.in_cluster import condition_true, curl
 from modelfleet_devtools.e2e.kube import resource_path
 from modelfleet_devtools.e2e.node_fleet import (
+    APPLIED,
+    EAGER,
+    SERVED_NAME,
     WORKLOAD_NAMESPACE,
     chat,
     exited_engines,
@@ -55,6 +50,7 @@ from modelfleet_devtools.e2e.node_fleet import (
     local_request,
     node_of,
     port_forward,
+    quickstart_on_a_real_node,
     replica_address,
     replica_phase,
     running_containers,
@@ -65,16 +61,11 @@ from modelfleet_devtools.e2e.node_fleet import (
 from modelfleet_devtools.e2e.processes import wait_for
 from modelfleet_devtools.e2e.quickstart import CLUSTER, QuickstartFleet
 from modelfleet_devtools.e2e.sources import QUICKSTART_REPO
-from modelfleet_devtools.e2e.stack import E2E_EPOCH, RealControlPlane
+from modelfleet_devtools.e2e.stack import RealControlPlane
 from modelfleet_devtools.e2e.staged import check_row
-from modelfleet_devtools.engine.tiny_model import tiny_model_files, tiny_model_repo
-from modelfleet_devtools.paths import EXAMPLES_DIR
+from modelfleet_devtools.engine.tiny_model import tiny_model_files
 
 Json = dict[str, Any]
-QUICKSTART = EXAMPLES_DIR / "quickstart"
-SERVED_NAME = "qwen3-0.6b"  # the quickstart's --served-model-name
-KV_CACHE_GIB = "1"
-EAGER = "--enforce-eager"  # no torch.compile at start: docs/engine-image.md, "Starting faster"
 # The hydration's first GET of the weights stops halfway until released, so that the scenario
 # can kill the hydration pod mid-download (tiny_model.py: the weights are about 1.5 MB).
 STALLED_FILE = "model.safetensors"
@@ -83,58 +74,30 @@ timings: dict[str, float] = {}
 applied_at: list[float] = []  # when `apply_fleet` began (monotonic)
 
 
-def run_on_this_machine(engine_image: str) -> Any:
-    def edit(obj: Json) -> None:
-        if obj["kind"] == "ModelDeployment":
-            obj["spec"]["replicas"] = 1
-            engine = obj["spec"]["engine"]
-            engine["image"] = engine_image
-            engine["args"] = [*engine.get("args", []), EAGER]
-            engine["env"] = [{"name": "VLLM_CPU_KVCACHE_SPACE", "value": KV_CACHE_GIB}]
-
-    return edit
-
-
 @pytest.fixture(scope="module")
 def on_a_real_node(real_control_plane: RealControlPlane) -> Iterator[QuickstartFleet]:
-    plane = real_control_plane
-    sources = plane.clusters.sources
+    """The quickstart on a real node (node_fleet.quickstart_on_a_real_node), its weights'
+    first download stalled halfway."""
+    sources = real_control_plane.clusters.sources
     assert sources is not None
-    start_without(plane, load_fleet(QUICKSTART)[0], CLUSTER)
-
-    started = time.monotonic()
-    engine_image = push_engine_image_for_nodes(
-        plane.bins / "crane", plane.registry.host, plane.work / "engine-image", epoch=E2E_EPOCH
-    )
-    timings["engine image pushed (built once, then cached)"] = time.monotonic() - started
-
     hub = sources.hub
-    kept = hub.repos[QUICKSTART_REPO]
-    hub.repos[QUICKSTART_REPO] = tiny_model_repo()
-    hub.reset_counts()
-    hub.release.clear()
-    hub.stalled.clear()
-    hub.faults.stall_after[STALLED_FILE] = STALLED_AT
-    applied: list[Json] = []
+
+    def stall_the_weights() -> None:
+        hub.reset_counts()
+        hub.release.clear()
+        hub.stalled.clear()
+        hub.faults.stall_after[STALLED_FILE] = STALLED_AT
+
     try:
-        started = time.monotonic()
-        applied = apply_fleet(
-            plane, QUICKSTART, edit=run_on_this_machine(engine_image), real_nodes=True
-        )
-        timings["applied, node bring-up included"] = time.monotonic() - started
-        applied_at.append(started)
-        yield QuickstartFleet(plane, applied)
+        with quickstart_on_a_real_node(
+            real_control_plane, timings, before_apply=stall_the_weights
+        ) as fleet:
+            applied_at.append(time.monotonic() - timings[APPLIED])
+            yield fleet
     finally:
-        try:
-            if applied:
-                delete_fleet(plane, applied)
-                wait_for_nothing_left(plane)
-        finally:
-            hub.faults.stall_after.pop(STALLED_FILE, None)
-            hub.release.set()
-            hub.repos[QUICKSTART_REPO] = kept
-            plane.clusters.discard(CLUSTER)
-            print(f"\nreal node timings (s): {json.dumps(timings)}")
+        hub.faults.stall_after.pop(STALLED_FILE, None)
+        hub.release.set()
+        print(f"\nreal node timings (s): {json.dumps(timings)}")
 
 
 def waited(fleet: QuickstartFleet, what: str, probe: Any, timeout: float) -> Any:
@@ -147,6 +110,21 @@ def waited(fleet: QuickstartFleet, what: str, probe: Any, timeout: float) -> Any
     result = wait_for(alive_and, what=what, timeout=timeout, every=3)
     timings[what] = time.monotonic() - started
     return result
+
+
+def settled(hub: Any) -> dict[str, int]:
+    """The Hub's bytes served per file once none has moved for a second: a file whose last
+    byte was just served may not be on the cache's disk yet, and a pod killed then fetches it
+    again by right. (Short: the stalled GET must not reach the hydrator's 10 s read timeout.)"""
+    last: dict[str, int] | None = None
+    for _ in range(5):
+        with hub.lock:
+            now = dict(hub.bytes_served)
+        if now == last:
+            return now
+        last = now
+        time.sleep(1)
+    raise AssertionError(f"the Hub kept serving while the weights stalled: {last}")
 
 
 def test_the_workload_cluster_is_a_ready_node_running_containerd(
@@ -174,8 +152,7 @@ def test_a_hydration_pod_killed_mid_download_is_followed_by_one_that_fetches_onl
         .get("state", {}).get("running")
     ], timeout=30)  # fmt: skip
     sizes = {f"{QUICKSTART_REPO}/{n}": len(d) for n, d in tiny_model_files().items()}
-    with hub.lock:
-        served = dict(hub.bytes_served)
+    served = settled(hub)
     finished = {k for k, size in sizes.items() if served.get(k) == size}
     assert finished, f"no file finished before the stall: {served}"
     assert node.kill_container(first), "no process of the hydration container found"

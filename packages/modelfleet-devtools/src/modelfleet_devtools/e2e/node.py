@@ -110,8 +110,20 @@ class RealNode:
         """Stop one of the node's parts (SIGTERM, as systemd stops a unit) and start it again
         with the same flags. containerd's shims and the pods are not in its process group and
         keep running, as under systemd's `KillMode=process`."""
-        old = next(p for p in self.started if p.name == f"{self.settings.name}-{part}")
+        self.start_part(part)  # which stops it first
+
+    def stop_part(self, part: str) -> None:
+        """Stop one of the node's parts (SIGTERM) until `start_part`: the others, the pods
+        among them, run on (the kube-apiserver stopped: a cluster the control plane lost)."""
+        self._part(part).stop()
+
+    def start_part(self, part: str) -> None:
+        """Start a part again with the same flags (and ports), stopping it first if it runs."""
+        old = self._part(part)
         self.started[self.started.index(old)] = self.processes.restart(old)
+
+    def _part(self, part: str) -> Process:
+        return next(p for p in self.started if p.name == f"{self.settings.name}-{part}")
 
     def running_tasks(self) -> set[str]:
         """The ids of the containers containerd runs now, as `ctr tasks ls` gives them (its

@@ -1,27 +1,109 @@
-"""The quickstart fleet on a real workload node (node.py), as its scenarios read it: the
-pods of the workload namespace, the replica's address and phase, a request from inside the
-cluster network, and what must last through a fault."""
+"""The quickstart fleet on a real workload node (node.py), as its scenarios apply and read
+it: applied as this machine can hold it, the pods of the workload namespace, the replica's
+address and phase, a request from inside the cluster network, and what must last through a
+fault."""
 
 from __future__ import annotations
 
 import json
 import subprocess
+import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
-from .fleet import GROUP_VERSION
+from ..engine.tiny_model import tiny_model_files, tiny_model_repo
+from ..paths import EXAMPLES_DIR
+from .engine_cache import push_engine_image_for_nodes
+from .fleet import (
+    GROUP_VERSION,
+    apply_fleet,
+    delete_fleet,
+    load_fleet,
+    start_without,
+    wait_for_nothing_left,
+)
 from .in_cluster import curl, exited_containers
 from .kube import KubeClient, resource_path
 from .node import RealNode
 from .processes import free_port, wait_for
 from .quickstart import CLUSTER, QuickstartFleet
+from .sources import QUICKSTART_REPO
+from .stack import E2E_EPOCH, RealControlPlane
 
 Json = dict[str, Any]
 WORKLOAD_NAMESPACE = "modelfleet"
+QUICKSTART = EXAMPLES_DIR / "quickstart"
+SERVED_NAME = "qwen3-0.6b"  # the quickstart's --served-model-name
+KV_CACHE_GIB = "1"
+EAGER = "--enforce-eager"  # no torch.compile at start: docs/engine-image.md, "Starting faster"
+ENGINE_PUSHED = "engine image pushed (built once, then cached)"
+APPLIED = "applied, node bring-up included"
+
+
+def run_on_this_machine(engine_image: str) -> Callable[[Json], None]:
+    """The quickstart changed only where this machine cannot hold it: the CPU engine image,
+    one replica, a 1 GiB KV cache and `--enforce-eager` (test_real_node_real.py says why)."""
+
+    def edit(obj: Json) -> None:
+        if obj["kind"] == "ModelDeployment":
+            obj["spec"]["replicas"] = 1
+            engine = obj["spec"]["engine"]
+            engine["image"] = engine_image
+            engine["args"] = [*engine.get("args", []), EAGER]
+            engine["env"] = [{"name": "VLLM_CPU_KVCACHE_SPACE", "value": KV_CACHE_GIB}]
+
+    return edit
+
+
+@contextmanager
+def quickstart_on_a_real_node(
+    plane: RealControlPlane,
+    timings: dict[str, float],
+    *,
+    revisions: Sequence[str] = (),
+    before_apply: Callable[[], None] | None = None,
+) -> Iterator[QuickstartFleet]:
+    """The quickstart applied on a real node (run_on_this_machine), what an earlier module
+    left of it deleted first. The CPU engine image is pushed from its cache (built on the
+    first call of any session: engine_cache.py), and the loopback Hub serves the tiny model
+    as the quickstart's repo at `main` and at each of `revisions`; then `before_apply` (a
+    fault to arm) and the apply. Afterwards the fleet is
+    deleted, nothing may be left, the Hub's repo is put back and the node removed. `timings`
+    gets the push's and the apply's seconds (ENGINE_PUSHED, APPLIED)."""
+    hub = plane.clusters.sources.hub if plane.clusters.sources else None
+    assert hub is not None, "a real node needs the loopback sources"
+    start_without(plane, load_fleet(QUICKSTART)[0], CLUSTER)
+    started = time.monotonic()
+    engine_image = push_engine_image_for_nodes(
+        plane.bins / "crane", plane.registry.host, plane.work / "engine-image", epoch=E2E_EPOCH
+    )
+    timings[ENGINE_PUSHED] = time.monotonic() - started
+    kept = hub.repos[QUICKSTART_REPO]
+    repo = hub.repos[QUICKSTART_REPO] = tiny_model_repo()
+    for revision in revisions:
+        repo.commit(revision, tiny_model_files())
+    applied: list[Json] = []
+    try:
+        if before_apply is not None:
+            before_apply()
+        started = time.monotonic()
+        applied = apply_fleet(
+            plane, QUICKSTART, edit=run_on_this_machine(engine_image), real_nodes=True
+        )
+        timings[APPLIED] = time.monotonic() - started
+        yield QuickstartFleet(plane, applied)
+    finally:
+        try:
+            if applied:
+                delete_fleet(plane, applied)
+                wait_for_nothing_left(plane)
+        finally:
+            hub.repos[QUICKSTART_REPO] = kept
+            plane.clusters.discard(CLUSTER)
 
 
 def seconds_between(start: str, end: str) -> float:

@@ -251,20 +251,30 @@ class WorkloadClusters:
             client.kubectl("apply", "--server-side", "-f", "-", stdin=yaml.safe_dump(obj))
 
     def disconnect(self, name: str) -> None:
-        """The cluster's API server goes away (its data stays in its etcd)."""
+        """The cluster's API server goes away (its data stays in its etcd). On a real node
+        everything else runs on: the kubelet keeps the pods running, kube-proxy and CoreDNS
+        keep serving what they last saw."""
+        cluster = self.clusters[name]
+        if cluster.node is not None:
+            cluster.node.stop_part("kube-apiserver")
+            return
         self.stand_ins.remove(name)
         self.processes.named(f"{name}-kube-apiserver").stop()
 
     def reconnect(self, name: str) -> None:
         """The same API server comes back on the same address, holding what it held."""
         cluster = self.clusters[name]
-        self.processes.restart(self.processes.named(f"{name}-kube-apiserver"))
+        if cluster.node is not None:
+            cluster.node.start_part("kube-apiserver")
+        else:
+            self.processes.restart(self.processes.named(f"{name}-kube-apiserver"))
         wait_for(
             lambda: cluster.client.request("GET", "/readyz").get("text") == "ok",
             what=f"{name} kube-apiserver back",
             timeout=90,
         )
-        self.stand_ins.add(cluster.stand_in)
+        if cluster.node is None:
+            self.stand_ins.add(cluster.stand_in)
 
     def discard(self, name: str) -> None:
         """Stop a workload cluster and forget it (the next fleet starts a fresh one)."""
