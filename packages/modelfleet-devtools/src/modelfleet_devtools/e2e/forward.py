@@ -62,6 +62,10 @@ class Forwarder:
 
     def stop(self) -> None:
         if self._server is not None:
+            # close() alone leaves the socket listening while the accept thread is blocked in
+            # it, so the next node on the same address could not bind; shutdown wakes it.
+            with contextlib.suppress(OSError):
+                self._server.shutdown(socket.SHUT_RDWR)
             self._server.close()
         for sock in list(self._open):
             with contextlib.suppress(OSError):
