@@ -204,14 +204,20 @@ def leftovers(plane: RealControlPlane) -> list[str]:
     return left
 
 
-def wait_for_nothing_left(plane: RealControlPlane, timeout: float = 180) -> None:
-    """Wait until `leftovers` is empty; fail naming what is still there."""
+def wait_for_nothing_left(
+    plane: RealControlPlane, timeout: float = 180, seconds: dict[str, float] | None = None
+) -> None:
+    """Wait until `leftovers` is empty; fail naming what is still there. `seconds` gets, for
+    each thing left, when it was last seen (seconds into the wait)."""
     from .processes import wait_for
 
     left: list[str] = []
+    started = time.monotonic()
 
     def nothing_left() -> bool:
         left[:] = leftovers(plane)
+        if seconds is not None:
+            seconds.update({f"left until: {t}": time.monotonic() - started for t in left})
         return not left
 
     try:

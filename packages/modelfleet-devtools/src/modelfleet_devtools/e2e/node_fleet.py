@@ -102,7 +102,7 @@ def quickstart_on_a_real_node(
             if applied:
                 delete_fleet(plane, applied, timings)
                 started = time.monotonic()
-                wait_for_nothing_left(plane)
+                wait_for_nothing_left(plane, seconds=timings)
                 timings["deleted: nothing left"] = time.monotonic() - started
         finally:
             hub.repos[QUICKSTART_REPO] = kept
