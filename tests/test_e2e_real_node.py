@@ -1,7 +1,7 @@
 """The real workload node's pieces that need no node: what an InferenceCluster's pools ask of
 it, the hostPath provisioner's decisions, and the settings its parts are given.
 
-The node itself runs in tests/e2e/test_real_node_real.py and test_lost_cluster_real.py.
+The node itself runs in tests/e2e/test_real_node_real.py.
 """
 
 from __future__ import annotations

@@ -16,6 +16,11 @@ controllers of kube-controller-manager keep their status. Nothing plays them:
 Then the faults, each losing nothing: the hydration pod killed mid-download (the Job
 controller's next pod fetches only what was not finished), a serving pod killed (the
 Deployment replaces it), the kubelet restarted and containerd restarted (the pods run on).
+Last, the cluster lost (modelfleet_devtools.e2e.lost_cluster): its kube-apiserver alone
+stopped, seen within a minute and losing nothing; then provider-kubernetes v1.2.1 takes the
+fleet over, stages a source change and does not see a short outage. They come last, in this
+module's order, because they change the fleet's source and provider; the one fleet serves
+every scenario (one node bring-up, hydration, engine start and deletion per run).
 
 The quickstart is changed only where this machine cannot hold it: the CPU engine image for
 vLLM's GPU one, one replica (two CPU engines would take half of the shared machine's memory),
@@ -35,8 +40,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from modelfleet_devtools.e2e import lost_cluster
 from modelfleet_devtools.e2e.in_cluster import condition_true, curl
 from modelfleet_devtools.e2e.kube import resource_path
+from modelfleet_devtools.e2e.lost_cluster import REVISION
 from modelfleet_devtools.e2e.node_fleet import (
     APPLIED,
     EAGER,
@@ -56,6 +63,7 @@ from modelfleet_devtools.e2e.node_fleet import (
     running_containers,
     seconds_between,
     serving_pods,
+    settled,
     what_lasts,
 )
 from modelfleet_devtools.e2e.processes import wait_for
@@ -77,7 +85,7 @@ applied_at: list[float] = []  # when `apply_fleet` began (monotonic)
 @pytest.fixture(scope="module")
 def on_a_real_node(real_control_plane: RealControlPlane) -> Iterator[QuickstartFleet]:
     """The quickstart on a real node (node_fleet.quickstart_on_a_real_node), its weights'
-    first download stalled halfway."""
+    first download stalled halfway; the Hub serves REVISION too, for the source change."""
     sources = real_control_plane.clusters.sources
     assert sources is not None
     hub = sources.hub
@@ -90,7 +98,7 @@ def on_a_real_node(real_control_plane: RealControlPlane) -> Iterator[QuickstartF
 
     try:
         with quickstart_on_a_real_node(
-            real_control_plane, timings, before_apply=stall_the_weights
+            real_control_plane, timings, revisions=[REVISION], before_apply=stall_the_weights
         ) as fleet:
             applied_at.append(time.monotonic() - timings[APPLIED])
             yield fleet
@@ -110,21 +118,6 @@ def waited(fleet: QuickstartFleet, what: str, probe: Any, timeout: float) -> Any
     result = wait_for(alive_and, what=what, timeout=timeout, every=3)
     timings[what] = time.monotonic() - started
     return result
-
-
-def settled(hub: Any) -> dict[str, int]:
-    """The Hub's bytes served per file once none has moved for a second: a file whose last
-    byte was just served may not be on the cache's disk yet, and a pod killed then fetches it
-    again by right. (Short: the stalled GET must not reach the hydrator's 10 s read timeout.)"""
-    last: dict[str, int] | None = None
-    for _ in range(5):
-        with hub.lock:
-            now = dict(hub.bytes_served)
-        if now == last:
-            return now
-        last = now
-        time.sleep(1)
-    raise AssertionError(f"the Hub kept serving while the weights stalled: {last}")
 
 
 def test_the_workload_cluster_is_a_ready_node_running_containerd(
@@ -375,3 +368,21 @@ def test_a_restarted_node_part_keeps_the_running_pods_and_the_fleet_ready(
     waited(fleet, f"the fleet Ready and answering after a {part} restart", back, 300)
     assert running_containers(fleet) == before, f"pods restarted or replaced by the {part} restart"
     assert what_lasts(fleet)[0] >= lasting and what_lasts(fleet)[1] == claims
+
+
+def test_a_lost_cluster_shows_within_a_minute_and_loses_nothing(
+    on_a_real_node: QuickstartFleet,
+) -> None:
+    """The cluster's API server is stopped for lost_cluster.OUTAGE seconds: `Connected` turns
+    False within a minute, nothing lasting goes, the engine answers throughout; back, all is
+    Ready again within a minute, on the same pod, never restarted (lost_cluster.py)."""
+    lost_cluster.lost_for_a_while(on_a_real_node, timings)
+
+
+def test_on_provider_v1_2_1_the_fleet_works_and_a_lost_cluster_waits_for_its_poll(
+    on_a_real_node: QuickstartFleet,
+) -> None:
+    """provider-kubernetes v1.2.1, the newest release users can install, takes the fleet over:
+    a source change is staged anew by a real hydration Job losing nothing, and a short outage
+    goes unseen and loses nothing either (lost_cluster.py); then the suite's build is back."""
+    lost_cluster.taken_over_by_v1_2_1(on_a_real_node, timings)

@@ -37,7 +37,7 @@ PROVIDER_V1_2_1 = ProviderBuild("provider-kubernetes", "provider-kubernetes", mo
 PROVIDER_POLL_INTERVAL = ProviderBuild(
     "provider-kubernetes-350ef9a", "provider-kubernetes-350ef9a", movable_ports=True
 )
-# What the suite runs; one scenario swaps in v1.2.1 (tests/e2e/test_lost_cluster_real.py).
+# What the suite runs; one scenario swaps in v1.2.1 (tests/e2e/test_real_node_real.py).
 SUITE_PROVIDER = PROVIDER_POLL_INTERVAL
 
 

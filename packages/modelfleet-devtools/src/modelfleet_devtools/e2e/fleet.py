@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -148,10 +149,12 @@ def request_deletion(plane: RealControlPlane, xr: Json) -> bool:
     return True
 
 
-def delete_fleet(plane: RealControlPlane, objects: list[Json]) -> None:
+def delete_fleet(
+    plane: RealControlPlane, objects: list[Json], seconds: dict[str, float] | None = None
+) -> None:
     """`kubectl delete` every XR of the fleet, kind by kind, waiting for each to be gone. A
     deletion refused because a Usage of what went before is still being deleted is asked
-    again until it is accepted."""
+    again until it is accepted. `seconds` gets how long each kind took to go."""
     from .processes import wait_for
 
     def gone(xrs: list[Json]) -> bool:
@@ -162,6 +165,7 @@ def delete_fleet(plane: RealControlPlane, objects: list[Json]) -> None:
 
     for kind in DELETION_ORDER:
         xrs = [o for o in objects if o["kind"] == kind]
+        started = time.monotonic()
         for xr in xrs:
             request_deletion(plane, xr)
         wait_for(
@@ -170,6 +174,8 @@ def delete_fleet(plane: RealControlPlane, objects: list[Json]) -> None:
             timeout=240,
             every=2,
         )
+        if seconds is not None and xrs:
+            seconds[f"deleted: every {kind}"] = time.monotonic() - started
 
 
 def leftovers(plane: RealControlPlane) -> list[str]:
@@ -198,14 +204,20 @@ def leftovers(plane: RealControlPlane) -> list[str]:
     return left
 
 
-def wait_for_nothing_left(plane: RealControlPlane, timeout: float = 180) -> None:
-    """Wait until `leftovers` is empty; fail naming what is still there."""
+def wait_for_nothing_left(
+    plane: RealControlPlane, timeout: float = 180, seconds: dict[str, float] | None = None
+) -> None:
+    """Wait until `leftovers` is empty; fail naming what is still there. `seconds` gets, for
+    each thing left, when it was last seen (seconds into the wait)."""
     from .processes import wait_for
 
     left: list[str] = []
+    started = time.monotonic()
 
     def nothing_left() -> bool:
         left[:] = leftovers(plane)
+        if seconds is not None:
+            seconds.update({f"left until: {t}": time.monotonic() - started for t in left})
         return not left
 
     try:

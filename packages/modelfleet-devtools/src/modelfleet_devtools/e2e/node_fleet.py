@@ -73,7 +73,8 @@ def quickstart_on_a_real_node(
     as the quickstart's repo at `main` and at each of `revisions`; then `before_apply` (a
     fault to arm) and the apply. Afterwards the fleet is
     deleted, nothing may be left, the Hub's repo is put back and the node removed. `timings`
-    gets the push's and the apply's seconds (ENGINE_PUSHED, APPLIED)."""
+    gets the push's and the apply's seconds (ENGINE_PUSHED, APPLIED) and the teardown's: each
+    kind's deletion, the wait for nothing left, the node's stop."""
     hub = plane.clusters.sources.hub if plane.clusters.sources else None
     assert hub is not None, "a real node needs the loopback sources"
     start_without(plane, load_fleet(QUICKSTART)[0], CLUSTER)
@@ -99,11 +100,30 @@ def quickstart_on_a_real_node(
     finally:
         try:
             if applied:
-                delete_fleet(plane, applied)
-                wait_for_nothing_left(plane)
+                delete_fleet(plane, applied, timings)
+                started = time.monotonic()
+                wait_for_nothing_left(plane, seconds=timings)
+                timings["deleted: nothing left"] = time.monotonic() - started
         finally:
             hub.repos[QUICKSTART_REPO] = kept
+            started = time.monotonic()
             plane.clusters.discard(CLUSTER)
+            timings["deleted: the node stopped"] = time.monotonic() - started
+
+
+def settled(hub: Any) -> dict[str, int]:
+    """The Hub's bytes served per file once none has moved for a second: a file whose last
+    byte was just served may not be on the cache's disk yet, and a pod killed then fetches it
+    again by right. (Short: the stalled GET must not reach the hydrator's 10 s read timeout.)"""
+    last: dict[str, int] | None = None
+    for _ in range(5):
+        with hub.lock:
+            now = dict(hub.bytes_served)
+        if now == last:
+            return now
+        last = now
+        time.sleep(1)
+    raise AssertionError(f"the Hub kept serving while the weights stalled: {last}")
 
 
 def seconds_between(start: str, end: str) -> float:
