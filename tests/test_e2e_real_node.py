@@ -12,13 +12,14 @@ from typing import Any
 
 import pytest
 import yaml
+from compose_inference_cluster.manifests import CSI_DRIVERS
 from modelfleet_devtools.e2e import node_config
 from modelfleet_devtools.e2e.kube import resource_path
 from modelfleet_devtools.e2e.node import NodeFailed, NodeSettings, RealNode
 from modelfleet_devtools.e2e.node_egress import egress_policy
 from modelfleet_devtools.e2e.processes import Processes
 from modelfleet_devtools.e2e.provisioner import PROVISIONED_BY, HostPathProvisioner, volume_for
-from modelfleet_devtools.e2e.workload import RWX_PROVISIONER, node_settings
+from modelfleet_devtools.e2e.workload import MANAGED_CSI_DRIVERS, RWX_PROVISIONER, node_settings
 from modelfleet_devtools.paths import EXAMPLES_DIR
 
 Json = dict[str, Any]
@@ -74,6 +75,12 @@ def test_a_real_node_holds_the_quickstart_pools_labels_and_gpus() -> None:
     assert settings.labels == {"cloud.google.com/gke-nodepool": "l4"}
     assert settings.extended == {"nvidia.com/gpu": "2"}  # 2 nodes x 1 L4, on one node
     assert settings.provisioner == RWX_PROVISIONER
+
+
+def test_a_real_node_provisions_a_managed_class_in_its_csi_drivers_place() -> None:
+    assert MANAGED_CSI_DRIVERS == CSI_DRIVERS
+    cluster = yaml.safe_load((EXAMPLES_DIR / "gated-model" / "inferencecluster.yaml").read_text())
+    assert node_settings(cluster, "127.0.0.1:5000", None).provisioner == "efs.csi.aws.com"
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ cgroups and containerd's state.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import shutil
 import signal
@@ -210,7 +211,8 @@ def start_node(processes: Processes, bins: Path, work: Path, settings: NodeSetti
 
 def _bring_up(node: RealNode, bins: Path) -> None:
     settings, layout = node.settings, node.layout
-    short = f"mf{os.getpid() % 100000}{settings.name[:4]}"
+    # Unique per cluster name (eks-dev and eks-us-west share their first four letters).
+    short = f"mf{os.getpid() % 100000}{hashlib.sha256(settings.name.encode()).hexdigest()[:4]}"
     namespaces = node.namespaces = make_namespaces(short, node.work / "ns")
     host, node_ip = str(namespaces.host_ip), str(namespaces.node_ip)
     registry_port = int(settings.registry.rpartition(":")[2])

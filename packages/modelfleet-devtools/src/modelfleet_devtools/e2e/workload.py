@@ -29,6 +29,14 @@ Json = dict[str, Any]
 PROVIDER_CONFIGS = resource_path("kubernetes.m.crossplane.io/v1alpha1", "clusterproviderconfigs")
 # What a platform team vouches for on a cluster's RWX class; nothing provisions it here.
 RWX_PROVISIONER = "rwx.modelfleet.test/stand-in"
+# The CSI driver a managed class names (compose-inference-cluster's manifests.CSI_DRIVERS, kept
+# equal by tests/test_e2e_real_node.py): on a real node the hostPath provisioner serves it.
+MANAGED_CSI_DRIVERS = {
+    "GCPFilestore": "filestore.csi.storage.gke.io",
+    "AWSEFS": "efs.csi.aws.com",
+    "AzureFiles": "file.csi.azure.com",
+    "NFS": "nfs.csi.k8s.io",
+}
 
 
 def create(client: KubeClient, obj: Json, plural: str) -> None:
@@ -71,7 +79,8 @@ def node_settings(
 ) -> NodeSettings:
     """What a real node needs to hold an InferenceCluster's pools: every pool's node
     selector as its labels, their GPUs (count x nodes, summed) as its `nvidia.com/gpu`, the
-    loopback sources as its egress (HF_ENDPOINT, AWS_ENDPOINT_URL), and the LeaderWorkerSet
+    loopback sources as its egress (HF_ENDPOINT, AWS_ENDPOINT_URL), its RWX classes'
+    provisioner (a managed class's CSI driver, else RWX_PROVISIONER), and the LeaderWorkerSet
     controller when the cluster asks for LWS to be installed (`spec.leaderWorkerSet`)."""
     spec = inference_cluster.get("spec") or {}
     labels: dict[str, str] = {}
@@ -79,6 +88,7 @@ def node_settings(
     for pool in spec.get("nodePools") or []:
         labels.update(pool.get("nodeSelector") or {})
         gpus += int((pool.get("gpu") or {}).get("count") or 0) * int(pool.get("nodeCount") or 1)
+    managed = (spec.get("storage") or {}).get("managed") or {}
     egress = {}
     if sources is not None:
         egress["HF_ENDPOINT"] = _port(sources.hub.endpoint)
@@ -86,7 +96,8 @@ def node_settings(
             egress["AWS_ENDPOINT_URL"] = _port(sources.s3.endpoint)
     return NodeSettings(
         inference_cluster["metadata"]["name"], registry, egress=egress, labels=labels,
-        extended={"nvidia.com/gpu": str(gpus)} if gpus else {}, provisioner=RWX_PROVISIONER,
+        extended={"nvidia.com/gpu": str(gpus)} if gpus else {},
+        provisioner=MANAGED_CSI_DRIVERS.get(str(managed.get("provisioner")), RWX_PROVISIONER),
         leader_worker_set=bool((spec.get("leaderWorkerSet") or {}).get("install")),
     )  # fmt: skip
 
