@@ -12,14 +12,13 @@ from typing import Any
 
 import pytest
 import yaml
-from compose_inference_cluster.manifests import CSI_DRIVERS
 from modelfleet_devtools.e2e import node_config
 from modelfleet_devtools.e2e.kube import resource_path
 from modelfleet_devtools.e2e.node import NodeFailed, NodeSettings, RealNode
 from modelfleet_devtools.e2e.node_egress import egress_policy
 from modelfleet_devtools.e2e.processes import Processes
 from modelfleet_devtools.e2e.provisioner import PROVISIONED_BY, HostPathProvisioner, volume_for
-from modelfleet_devtools.e2e.workload import MANAGED_CSI_DRIVERS, RWX_PROVISIONER, node_settings
+from modelfleet_devtools.e2e.workload import RWX_PROVISIONER, node_settings
 from modelfleet_devtools.paths import EXAMPLES_DIR
 
 Json = dict[str, Any]
@@ -78,7 +77,6 @@ def test_a_real_node_holds_the_quickstart_pools_labels_and_gpus() -> None:
 
 
 def test_a_real_node_provisions_a_managed_class_in_its_csi_drivers_place() -> None:
-    assert MANAGED_CSI_DRIVERS == CSI_DRIVERS
     cluster = yaml.safe_load((EXAMPLES_DIR / "gated-model" / "inferencecluster.yaml").read_text())
     assert node_settings(cluster, "127.0.0.1:5000", None).provisioner == "efs.csi.aws.com"
 

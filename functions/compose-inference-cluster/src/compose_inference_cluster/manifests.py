@@ -31,21 +31,13 @@ from modelfleet_contracts.models.inferencecluster import (
 )
 from modelfleet_contracts.objects import NAMESPACE_ACTIVE, OBSERVE_ONLY, kubernetes_object
 from modelfleet_contracts.spec import filled
+from modelfleet_contracts.storage import CSI_DRIVERS
 
 LWS_CHART = {
     "name": "lws",
     "repository": "oci://registry.k8s.io/lws/charts",
 }
 LWS_NAMESPACE = "lws-system"
-
-# Provisioner -> (CSI driver, StorageClass parameters from the spec block). What each needs
-# installed on the workload cluster is documented in docs/inferencecluster.md.
-CSI_DRIVERS = {
-    "GCPFilestore": "filestore.csi.storage.gke.io",
-    "AWSEFS": "efs.csi.aws.com",
-    "AzureFiles": "file.csi.azure.com",
-    "NFS": "nfs.csi.k8s.io",
-}
 
 
 def storage_class_name(cluster: str, storage: Storage) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from modelfleet_contracts.storage import CSI_DRIVERS
 
 from .crossplane import CROSSPLANE_NAMESPACE
 from .kube import ApiError, KubeClient, resource_path, write_kubeconfig
@@ -29,14 +30,6 @@ Json = dict[str, Any]
 PROVIDER_CONFIGS = resource_path("kubernetes.m.crossplane.io/v1alpha1", "clusterproviderconfigs")
 # What a platform team vouches for on a cluster's RWX class; nothing provisions it here.
 RWX_PROVISIONER = "rwx.modelfleet.test/stand-in"
-# The CSI driver a managed class names (compose-inference-cluster's manifests.CSI_DRIVERS, kept
-# equal by tests/test_e2e_real_node.py): on a real node the hostPath provisioner serves it.
-MANAGED_CSI_DRIVERS = {
-    "GCPFilestore": "filestore.csi.storage.gke.io",
-    "AWSEFS": "efs.csi.aws.com",
-    "AzureFiles": "file.csi.azure.com",
-    "NFS": "nfs.csi.k8s.io",
-}
 
 
 def create(client: KubeClient, obj: Json, plural: str) -> None:
@@ -97,7 +90,7 @@ def node_settings(
     return NodeSettings(
         inference_cluster["metadata"]["name"], registry, egress=egress, labels=labels,
         extended={"nvidia.com/gpu": str(gpus)} if gpus else {},
-        provisioner=MANAGED_CSI_DRIVERS.get(str(managed.get("provisioner")), RWX_PROVISIONER),
+        provisioner=CSI_DRIVERS.get(str(managed.get("provisioner")), RWX_PROVISIONER),
         leader_worker_set=bool((spec.get("leaderWorkerSet") or {}).get("install")),
     )  # fmt: skip
 
